@@ -1,0 +1,265 @@
+/**
+ * The fetch activity: one HTTP attempt for one claimed URL, then — in one short transaction —
+ * the page row, its outgoing edges, and the claims of the URLs it was first to discover.
+ * Temporal owns retries: a transient failure is thrown as a retryable ApplicationFailure.
+ */
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Database, Queryable } from '../db/database';
+import { extractLinks, type LinkExtraction } from '../domain/links';
+import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
+import { trapReason } from '../domain/traps';
+import { canonicalizeUrl, originOf } from '../domain/url';
+import { fetchPage } from './http/fetch-page';
+import type { FetchPageResult } from './http/fetch-result';
+import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult, FetchSpec } from './types';
+
+const HEARTBEAT_INTERVAL_MS = 2_000;
+
+export interface FetchAndStoreDeps {
+  db: Database;
+}
+
+export function createFetchAndStore({ db }: FetchAndStoreDeps) {
+  const scopes = new Map<string, ScopePredicate>();
+  function scopeFor(crawlId: string, spec: FetchSpec): ScopePredicate {
+    let predicate = scopes.get(crawlId);
+    if (!predicate) {
+      predicate = compileScope({
+        mode: spec.scope,
+        seeds: spec.seeds,
+        domains: spec.domains,
+        includePrefixes: spec.includePrefixes,
+        excludePatterns: spec.exclude,
+      });
+      if (scopes.size > 100) scopes.clear();
+      scopes.set(crawlId, predicate);
+    }
+    return predicate;
+  }
+
+  return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
+    const context = Context.current();
+    context.heartbeat();
+    const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    try {
+      const fetched = await fetchPage(input.url, {
+        userAgent: input.spec.userAgent,
+        allowHosts: input.spec.allowHosts,
+        maxBodyBytes: input.spec.maxBodyBytes,
+        maxRedirects: input.spec.maxRedirects,
+        signal: context.cancellationSignal,
+      });
+      await recordFetch(db, input, fetched);
+      if (fetched.kind !== 'ok') return failed(input, fetched);
+      return await store(db, input, fetched, scopeFor(input.crawlId, input.spec));
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}
+
+async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: FetchPageResult): Promise<void> {
+  await db.query(
+    `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, ttfb_ms, total_ms, error, started_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10 / 1000.0))`,
+    [
+      input.crawlId,
+      input.url,
+      fetched.finalUrl,
+      fetched.kind,
+      fetched.status ?? null,
+      fetched.bytes,
+      fetched.timings.ttfbMs === undefined ? null : Math.round(fetched.timings.ttfbMs),
+      Math.round(fetched.timings.totalMs),
+      fetched.kind === 'ok' ? null : describeFailure(fetched),
+      fetched.timings.startedAtMs,
+    ],
+  );
+}
+
+/** Non-ok outcomes: transient ones go back to Temporal for a retry, the rest are results. */
+function failed(input: FetchAndStoreInput, fetched: Exclude<FetchPageResult, { kind: 'ok' }>): FetchAndStoreResult {
+  const error = describeFailure(fetched);
+  const transient =
+    fetched.kind === 'network-error' ||
+    (fetched.kind === 'http-error' && (fetched.status === 429 || fetched.status >= 500));
+  if (transient) throw ApplicationFailure.retryable(error, `Fetch:${fetched.kind}`);
+  return {
+    outcome: fetched.kind,
+    ...(fetched.status === undefined ? {} : { status: fetched.status }),
+    finalUrl: fetched.finalUrl,
+    bytes: fetched.bytes,
+    linksStored: 0,
+    discovered: [],
+    ...(fetched.kind === 'not-modified' ? {} : { error }),
+  };
+}
+
+export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }>): string {
+  switch (fetched.kind) {
+    case 'not-modified':
+      return 'not modified (304)';
+    case 'http-error':
+      return `HTTP ${fetched.status}`;
+    case 'blocked':
+      return `blocked by the SSRF guard: ${fetched.message} (allow it with --allow-host)`;
+    case 'unsupported-content-type':
+      return fetched.contentEncoding
+        ? `unsupported content-encoding ${fetched.contentEncoding}`
+        : `not an HTML page (content-type ${fetched.contentType ?? 'missing'})`;
+    case 'too-large':
+      return `body larger than ${fetched.limitBytes} bytes`;
+    case 'redirect-limit':
+      return fetched.reason === 'loop' ? `redirect loop at ${fetched.location}` : `too many redirects (last to ${fetched.location})`;
+    case 'network-error':
+      return fetched.timeout ? `${fetched.timeout} timeout: ${fetched.message}` : `${fetched.code}: ${fetched.message}`;
+  }
+}
+
+async function store(
+  db: Database,
+  input: FetchAndStoreInput,
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  inScope: ScopePredicate,
+): Promise<FetchAndStoreResult> {
+  const finalUrl = canonicalizeUrl(fetched.finalUrl) ?? input.url;
+  const extraction = extractLinks(fetched.text, fetched.finalUrl);
+  const contentHash = createHash('sha256').update(fetched.body).digest('hex');
+  const candidates = followable(extraction, input, inScope);
+  const edges = dedupeEdges(extraction);
+
+  const { pageId, discovered } = await db.transaction(async (tx) => {
+    const page = await tx.query<{ id: number }>(
+      `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
+                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, fetched_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now())
+       ON CONFLICT (url) DO UPDATE SET
+         final_url = EXCLUDED.final_url, origin = EXCLUDED.origin, crawl_id = EXCLUDED.crawl_id, depth = EXCLUDED.depth,
+         status = EXCLUDED.status, content_type = EXCLUDED.content_type, charset = EXCLUDED.charset,
+         etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, content_hash = EXCLUDED.content_hash,
+         body_bytes = EXCLUDED.body_bytes, body_gz = EXCLUDED.body_gz, title = EXCLUDED.title,
+         ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, fetched_at = now()
+       RETURNING id`,
+      [
+        finalUrl,
+        fetched.finalUrl,
+        originOf(finalUrl),
+        input.crawlId,
+        input.depth,
+        fetched.status,
+        fetched.contentType,
+        fetched.charset,
+        fetched.headers.etag ?? null,
+        fetched.headers['last-modified'] ?? null,
+        contentHash,
+        fetched.bytes,
+        gzipSync(fetched.body),
+        extraction.title ?? null,
+        fetched.timings.ttfbMs === undefined ? null : Math.round(fetched.timings.ttfbMs),
+        Math.round(fetched.timings.totalMs),
+      ],
+    );
+    const id = Number(page.rows[0]?.id);
+    await replaceEdges(tx, id, edges);
+    // A redirect target is claimed too, so a link to it later does not fetch it again.
+    if (finalUrl !== input.url) candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
+    return { pageId: id, discovered: await claim(tx, input, candidates) };
+  });
+
+  return {
+    outcome: 'ok',
+    status: fetched.status,
+    finalUrl,
+    pageId,
+    contentHash,
+    bytes: fetched.bytes,
+    linksStored: edges.length,
+    discovered: discovered.filter((found) => found.url !== finalUrl),
+  };
+}
+
+/** Links the crawl may follow from this page: in scope, within depth, not traps, not nofollow. */
+function followable(extraction: LinkExtraction, input: FetchAndStoreInput, inScope: ScopePredicate): DiscoveredUrl[] {
+  const depth = input.depth + 1;
+  if (depth > input.spec.maxDepth || extraction.metaRobots.nofollow) return [];
+  const urls = extraction.links.filter((link) => !link.nofollow && link.tag !== 'link').map((link) => link.url);
+  if (extraction.metaRefreshUrl) urls.push(extraction.metaRefreshUrl);
+  const seen = new Set<string>();
+  const result: DiscoveredUrl[] = [];
+  for (const url of urls) {
+    if (seen.has(url)) continue;
+    seen.add(url);
+    if (!inScope(url) || isDeniedByDefault(url) || trapReason(url) !== undefined) continue;
+    result.push({ url, origin: originOf(url), depth });
+  }
+  return result;
+}
+
+interface Edge {
+  toUrl: string;
+  anchorText: string;
+  rel: string;
+  nofollow: boolean;
+  tag: string;
+}
+
+function dedupeEdges(extraction: LinkExtraction): Edge[] {
+  const edges = new Map<string, Edge>();
+  for (const link of extraction.links) {
+    const key = `${link.url}\u0000${link.anchorText}`;
+    if (!edges.has(key)) {
+      edges.set(key, { toUrl: link.url, anchorText: link.anchorText, rel: link.rel, nofollow: link.nofollow, tag: link.tag });
+    }
+  }
+  if (extraction.metaRefreshUrl) {
+    const key = `${extraction.metaRefreshUrl}\u0000`;
+    if (!edges.has(key)) edges.set(key, { toUrl: extraction.metaRefreshUrl, anchorText: '', rel: 'refresh', nofollow: false, tag: 'meta' });
+  }
+  return [...edges.values()];
+}
+
+async function replaceEdges(tx: Queryable, pageId: number, edges: Edge[]): Promise<void> {
+  await tx.query('DELETE FROM links WHERE from_page_id = $1', [pageId]);
+  if (edges.length === 0) return;
+  await tx.query(
+    `INSERT INTO links (from_page_id, to_url, anchor_text, rel, nofollow, tag)
+     SELECT $1::bigint, u.* FROM unnest($2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[]) AS u`,
+    [
+      pageId,
+      edges.map((edge) => edge.toUrl),
+      edges.map((edge) => edge.anchorText),
+      edges.map((edge) => edge.rel),
+      edges.map((edge) => edge.nofollow),
+      edges.map((edge) => edge.tag),
+    ],
+  );
+}
+
+/**
+ * Claims the candidates for this crawl and returns those this page owns. Reading the claims back
+ * by `discovered_from` (rather than from INSERT … RETURNING) keeps a retried attempt's answer
+ * identical to the first one's, so no URL is lost when an attempt dies after committing.
+ */
+async function claim(tx: Queryable, input: FetchAndStoreInput, candidates: DiscoveredUrl[]): Promise<DiscoveredUrl[]> {
+  if (candidates.length > 0) {
+    await tx.query(
+      `INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from)
+       SELECT $1::text, u.*, $5::text FROM unnest($2::text[], $3::text[], $4::int[]) AS u
+       ON CONFLICT (crawl_id, url) DO NOTHING`,
+      [
+        input.crawlId,
+        candidates.map((c) => c.url),
+        candidates.map((c) => c.origin),
+        candidates.map((c) => c.depth),
+        input.url,
+      ],
+    );
+  }
+  const owned = await tx.query<DiscoveredUrl>(
+    'SELECT url, origin, depth FROM crawl_urls WHERE crawl_id = $1 AND discovered_from = $2 ORDER BY discovered_at, url',
+    [input.crawlId, input.url],
+  );
+  return owned.rows;
+}

@@ -1,0 +1,130 @@
+import { InvalidFetchOptionsError } from './errors.ts';
+import type { Resolver } from './ssrf-guard.ts';
+
+/** Options of one `fetchPage` call. Defaults live in `DEFAULT_FETCH_OPTIONS` only. */
+export interface FetchPageOptions {
+  /** Sent on every request; should name the crawler and a contact URL. */
+  userAgent: string;
+  /** Hosts or IPs the SSRF guard may fetch even when they resolve to non-public addresses. */
+  allowHosts: readonly string[];
+  /** Time to resolve the name and open the connection (TCP + TLS). @default 10_000 */
+  connectTimeoutMs?: number;
+  /** Time from sending the request to receiving the complete response headers. @default 15_000 */
+  headersTimeoutMs?: number;
+  /** Total time for the whole body to arrive, not an idle timeout. @default 30_000 */
+  bodyTimeoutMs?: number;
+  /** Redirects followed before giving up with `redirect-limit`. @default 5 */
+  maxRedirects?: number;
+  /** Cap on the body, applied to the bytes on the wire and to the decompressed bytes. @default 10 MiB */
+  maxBodyBytes?: number;
+  /** Media types accepted for a 2xx body; `type/*` and `*\/*` wildcards allowed. @default ['text/html', 'application/xhtml+xml'] */
+  allowedContentTypes?: readonly string[];
+  /** Sent as `If-None-Match` (on every hop). */
+  ifNoneMatch?: string;
+  /** Sent as `If-Modified-Since` (on every hop). */
+  ifModifiedSince?: string;
+  /** Aborting rejects `fetchPage` with the signal's reason (Temporal cancellation). */
+  signal?: AbortSignal;
+  /** More request headers (e.g. `accept-language`); may not replace the ones this module sets. */
+  extraHeaders?: Readonly<Record<string, string>>;
+  /** Name resolution, injectable for tests and custom DNS. @default systemResolver */
+  resolve?: Resolver;
+}
+
+export type ResolvedFetchOptions = Required<
+  Omit<FetchPageOptions, 'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'extraHeaders' | 'resolve'>
+> &
+  Pick<FetchPageOptions, 'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'resolve'> & {
+    extraHeaders: Readonly<Record<string, string>>;
+  };
+
+export const DEFAULT_FETCH_OPTIONS = Object.freeze({
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 15_000,
+  bodyTimeoutMs: 30_000,
+  maxRedirects: 5,
+  maxBodyBytes: 10 * 1024 * 1024,
+  allowedContentTypes: Object.freeze(['text/html', 'application/xhtml+xml']) as readonly string[],
+});
+
+/** Headers this module owns; `extraHeaders` may not set them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'user-agent',
+  'accept',
+  'accept-encoding',
+  'if-none-match',
+  'if-modified-since',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'te',
+]);
+
+/** Fills defaults and validates; throws `InvalidFetchOptionsError` on a bad value. */
+export function mergeFetchOptions(options: FetchPageOptions): ResolvedFetchOptions {
+  const merged: ResolvedFetchOptions = {
+    ...DEFAULT_FETCH_OPTIONS,
+    ...definedOnly(options),
+    userAgent: options.userAgent,
+    allowHosts: options.allowHosts ?? [],
+    extraHeaders: lowerCaseKeys(options.extraHeaders ?? {}),
+  };
+  if (typeof merged.userAgent !== 'string' || merged.userAgent.trim() === '') {
+    throw new InvalidFetchOptionsError('userAgent', 'must be a non-empty string');
+  }
+  for (const field of ['connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'maxBodyBytes'] as const) {
+    const value = merged[field];
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new InvalidFetchOptionsError(field, `must be a positive integer, got ${value}`);
+    }
+  }
+  if (!Number.isSafeInteger(merged.maxRedirects) || merged.maxRedirects < 0) {
+    throw new InvalidFetchOptionsError('maxRedirects', `must be an integer >= 0, got ${merged.maxRedirects}`);
+  }
+  if (merged.allowedContentTypes.length === 0 || merged.allowedContentTypes.some((t) => !/^[^/\s]+\/[^/\s]+$/.test(t))) {
+    throw new InvalidFetchOptionsError('allowedContentTypes', 'must be a non-empty list of type/subtype');
+  }
+  const headerValues: Record<string, string | undefined> = {
+    userAgent: merged.userAgent,
+    ifNoneMatch: merged.ifNoneMatch,
+    ifModifiedSince: merged.ifModifiedSince,
+    ...merged.extraHeaders,
+  };
+  for (const [field, value] of Object.entries(headerValues)) {
+    if (value !== undefined && /[\r\n\0]/.test(value)) {
+      throw new InvalidFetchOptionsError(field, 'header values may not contain CR, LF or NUL');
+    }
+  }
+  for (const name of Object.keys(merged.extraHeaders)) {
+    if (RESERVED_HEADERS.has(name)) throw new InvalidFetchOptionsError('extraHeaders', `${name} is set by fetchPage`);
+  }
+  return merged;
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+/** True when the media type of a Content-Type header matches one of the patterns. */
+export function isAllowedContentType(header: string | undefined, patterns: readonly string[]): boolean {
+  const mediaType = mediaTypeOf(header);
+  if (mediaType === undefined) return false;
+  const [type, subtype] = mediaType.split('/');
+  return patterns.some((pattern) => {
+    const [pType, pSub] = pattern.toLowerCase().split('/');
+    return (pType === '*' || pType === type) && (pSub === '*' || pSub === subtype);
+  });
+}
+
+/** `text/html; charset=x` → `text/html`; undefined when absent or malformed. */
+export function mediaTypeOf(header: string | undefined): string | undefined {
+  const mediaType = header?.split(';')[0]?.trim().toLowerCase();
+  return mediaType && /^[^/\s]+\/[^/\s]+$/.test(mediaType) ? mediaType : undefined;
+}

@@ -1,0 +1,11 @@
+export { type DecodedBody, decodeBody } from './charset.ts';
+export { BlockedUrlError, type BlockReason, InvalidFetchOptionsError, type TimeoutPhase } from './errors.ts';
+export {
+  DEFAULT_FETCH_OPTIONS,
+  type FetchPageOptions,
+  mergeFetchOptions,
+  type ResolvedFetchOptions,
+} from './fetch-options.ts';
+export { fetchPage } from './fetch-page.ts';
+export type * from './fetch-result.ts';
+export { checkUrl, type Resolver, type ResolvedAddress, systemResolver } from './ssrf-guard.ts';

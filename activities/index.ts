@@ -1,0 +1,23 @@
+/**
+ * Activities are built by a factory so the process that hosts them decides what they talk to
+ * (native Postgres or the embedded PGlite) and tests can inject real dependencies.
+ */
+import type { Database } from '../db/database';
+import { createCrawlRecords } from './crawl-records';
+import { createFetchAndStore } from './fetch-and-store';
+import { createPageRecords } from './page-records';
+import type { ActivityApi } from './types';
+
+export interface ActivityDeps {
+  db: Database;
+}
+
+export function createActivities(deps: ActivityDeps): ActivityApi {
+  return {
+    fetchAndStore: createFetchAndStore(deps),
+    ...createCrawlRecords(deps),
+    ...createPageRecords(deps),
+  };
+}
+
+export type { ActivityApi } from './types';

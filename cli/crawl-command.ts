@@ -1,0 +1,123 @@
+/** `gleaner crawl <url...>`: validate, start `crawlWorkflow`, optionally wait with progress. */
+import { randomBytes } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { canonicalizeUrl } from '../domain/url';
+import { openRuntime, type Runtime } from '../infra/runtime';
+import type { CrawlSummary } from '../workflows/messages';
+import { CrawlFailedError, UsageError } from './errors';
+import { watchProgress } from './progress';
+
+export interface CrawlCommandOptions {
+  maxPages?: number;
+  maxDepth?: number;
+  scope?: string;
+  domain?: string[];
+  includePrefix?: string[];
+  exclude?: string[];
+  delayMs?: number;
+  userAgent?: string;
+  allowHost?: string[];
+  maxBodyBytes?: number;
+  crawlId?: string;
+  wait?: boolean;
+  json?: boolean;
+  localWorkers?: boolean;
+}
+
+export function newCrawlId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSpec {
+  for (const url of urls) {
+    if (!canonicalizeUrl(url)) throw new UsageError(`not a valid http(s) URL: ${url}`);
+  }
+  const input: CrawlSpecInput = {
+    crawlId: options.crawlId ?? newCrawlId(),
+    seeds: urls,
+    ...(options.maxPages !== undefined ? { maxPages: options.maxPages } : {}),
+    ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
+    ...(options.scope !== undefined ? { scope: options.scope as CrawlSpec['scope'] } : {}),
+    ...(options.domain ? { domains: options.domain } : {}),
+    ...(options.includePrefix ? { includePrefixes: options.includePrefix } : {}),
+    ...(options.exclude ? { exclude: options.exclude } : {}),
+    ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
+    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
+    ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
+    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+  };
+  if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
+    throw new UsageError('--scope domains needs at least one --domain');
+  }
+  return parseCrawlSpec(input);
+}
+
+export async function runCrawlCommand(urls: string[], options: CrawlCommandOptions): Promise<void> {
+  const spec = buildSpec(urls, options);
+  const configured = Boolean(process.env.TEMPORAL_ADDRESS);
+  const localWorkers = options.localWorkers ?? !configured;
+  let runtime: Runtime | undefined;
+  try {
+    runtime = await openRuntime({ workerQueues: localWorkers ? ['crawl', 'fetch', 'page'] : [] });
+    // Attached to a running `gleaner dev`: its workers do the work, ours are not needed.
+    const ownsWorkers = Boolean(runtime.workers) && !runtime.embedded.attached;
+    const wait = options.wait === true || (ownsWorkers && !configured);
+    if (ownsWorkers && !configured && options.wait !== true && !options.json) {
+      process.stderr.write('note: the embedded default runs its workers in this process, so the crawl runs to the end here\n');
+    }
+    const workflowId = crawlWorkflowId(spec.crawlId);
+    const handle = await runtime.client.workflow
+      .start(WORKFLOW_TYPES.crawl, { taskQueue: TASK_QUEUES.crawl, workflowId, args: [spec] })
+      .catch((error: unknown) => {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) {
+          throw new UsageError(`a crawl with id ${spec.crawlId} already exists`);
+        }
+        throw error;
+      });
+    if (!options.json) {
+      process.stderr.write(`crawl ${spec.crawlId} started (workflow ${workflowId})\n`);
+      if (runtime.temporalUiUrl) {
+        process.stderr.write(`watch it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/workflows/${encodeURIComponent(workflowId)}\n`);
+      }
+    }
+    if (!wait) {
+      if (options.json) process.stdout.write(`${JSON.stringify({ crawlId: spec.crawlId, workflowId, status: 'started' })}\n`);
+      return;
+    }
+    const stopWatching = watchProgress(runtime.client, spec.crawlId, { quiet: options.json === true });
+    let summary: CrawlSummary;
+    try {
+      summary = (await handle.result()) as CrawlSummary;
+    } finally {
+      stopWatching();
+    }
+    printSummary(summary, options.json === true);
+    if (summary.status === 'failed') throw new CrawlFailedError(`crawl ${spec.crawlId} failed: ${summary.failureReason}`);
+  } finally {
+    await runtime?.close();
+  }
+}
+
+function printSummary(summary: CrawlSummary, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const seconds = (summary.durationMs / 1000).toFixed(1);
+  process.stdout.write(
+    [
+      `crawl ${summary.crawlId} ${summary.status} in ${seconds}s`,
+      `  pages fetched   ${summary.pagesFetched}`,
+      `  pages indexed   ${summary.pagesIndexed}`,
+      `  links           ${summary.links}`,
+      `  errors          ${summary.errors}`,
+      `  robots-blocked  ${summary.robotsBlocked}`,
+      `  origins         ${summary.origins}`,
+      ...(summary.droppedByBudget > 0 ? [`  left by --max-pages ${summary.droppedByBudget}`] : []),
+      '',
+    ].join('\n'),
+  );
+}

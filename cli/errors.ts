@@ -1,0 +1,23 @@
+/** Errors the user can act on: printed as one line, no stack trace, exit status 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const USER_FACING = new Set([
+  'UsageError',
+  'InvalidCrawlSpecError',
+  'DatabaseUnavailableError',
+  'RuntimeError',
+  'StoreLockedError',
+  'TemporalBinaryNotFoundError',
+  'CrawlFailedError',
+]);
+
+export function isUserFacing(error: unknown): boolean {
+  return error instanceof Error && USER_FACING.has(error.name);
+}
+
+/** The crawl ran but produced nothing usable (every seed failed): exit status 1. */
+export class CrawlFailedError extends Error {
+  override readonly name = 'CrawlFailedError';
+}

@@ -1,0 +1,90 @@
+/**
+ * The `gleaner` command line. Thin: parses flags, opens the runtime, calls into the library.
+ * User mistakes print one line and exit 2; a failed crawl exits 1.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
+import { logger } from '../infra/logger';
+import { runCrawlCommand } from './crawl-command';
+import { runDevCommand, runWorkerCommand } from './serve-commands';
+import { runStatusCommand } from './status-command';
+import { collect, integerOption, listOption } from './options';
+import { isUserFacing } from './errors';
+
+const program = new Command('gleaner')
+  .description('A polite, durable web crawler that turns websites into a RAG corpus, on Temporal and Postgres.')
+  .version('0.1.0')
+  .showHelpAfterError('(run with --help for usage)');
+
+program
+  .command('crawl')
+  .description('crawl one or more sites')
+  .argument('<url...>', 'seed URLs (http or https)')
+  .option('--max-pages <n>', 'pages to fetch across the crawl (default 1000)', integerOption('--max-pages', 1))
+  .option('--max-depth <n>', 'link hops from a seed (default 20)', integerOption('--max-depth', 0))
+  .addOption(
+    new Option('--scope <mode>', 'which discovered URLs to follow (default same-origin)').choices([
+      'same-origin',
+      'same-site',
+      'domains',
+    ]),
+  )
+  .option('--domain <host>', 'with --scope domains: a host (and its subdomains) in scope; repeatable', collect)
+  .option('--include-prefix <prefix>', 'only follow URLs starting with this; repeatable', collect)
+  .option('--exclude <pattern>', 'skip URLs matching this glob or /regex/; repeatable', collect)
+  .option('--delay-ms <ms>', 'minimum gap between requests to one origin (default 1000)', integerOption('--delay-ms', 0))
+  .option('--user-agent <ua>', 'User-Agent header and robots.txt product token')
+  .option('--allow-host <host>', 'let the SSRF guard fetch this host even on a private or loopback address; repeatable', collect)
+  .option('--max-body-bytes <n>', 'cut response bodies at this size (default 10 MiB)', integerOption('--max-body-bytes', 1))
+  .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
+  .option('--wait', 'block until the crawl finishes, showing progress')
+  .option('--json', 'print one JSON summary on stdout')
+  .option('--no-local-workers', 'do not run workers in this process (they run elsewhere)')
+  .action(async (urls: string[], options) => runCrawlCommand(urls, options));
+
+program
+  .command('status')
+  .description("show a crawl's progress or final summary")
+  .argument('<crawlId>')
+  .option('--json', 'print JSON')
+  .action(async (crawlId: string, options) => runStatusCommand(crawlId, options));
+
+program
+  .command('dev')
+  .description('run the whole stack in the foreground on the embedded default')
+  .action(async () => runDevCommand());
+
+program
+  .command('worker')
+  .description('run workers for some task queues (for real deployments)')
+  .option('--queues <list>', `comma-separated queues from ${QUEUE_KINDS.join(', ')} (default all)`, (value, previous: string[]) => {
+    const queues = listOption(value, previous);
+    for (const queue of queues) {
+      if (!(QUEUE_KINDS as string[]).includes(queue)) {
+        throw new InvalidArgumentError(`unknown queue "${queue}"; expected some of ${QUEUE_KINDS.join(', ')}`);
+      }
+    }
+    return queues;
+  })
+  .action(async (options: { queues?: QueueKind[] }) => runWorkerCommand(options.queues ?? QUEUE_KINDS));
+
+program.exitOverride();
+
+try {
+  await program.parseAsync(process.argv);
+  process.exit(0);
+} catch (error) {
+  const code = (error as { code?: string }).code;
+  if (code?.startsWith('commander.')) {
+    // Commander already printed its message (help, version, or a usage error).
+    const exitCode = (error as { exitCode?: number }).exitCode ?? 2;
+    process.exit(exitCode === 0 ? 0 : 2);
+  }
+  if (isUserFacing(error)) {
+    process.stderr.write(`gleaner: ${(error as Error).message}\n`);
+    process.exit((error as Error).name === 'CrawlFailedError' ? 1 : 2);
+  }
+  logger.error({ err: error }, 'unexpected failure');
+  process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);
+  process.exit(1);
+}

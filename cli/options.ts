@@ -1,0 +1,25 @@
+/** Parsers for command-line values: each rejects bad input with a message naming the flag. */
+import { InvalidArgumentError } from 'commander';
+
+export function integerOption(name: string, min: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
+    const parsed = Number.parseInt(value, 10);
+    if (parsed < min) throw new InvalidArgumentError(`${name} must be at least ${min}, got ${parsed}`);
+    return parsed;
+  };
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+export function listOption(value: string, previous: string[] = []): string[] {
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  ];
+}

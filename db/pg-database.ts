@@ -1,0 +1,83 @@
+import pg from 'pg';
+import { type Database, DatabaseUnavailableError, type Queryable, type QueryResult, type SqlParam } from './database';
+
+// int8 (bigint ids, counts) as numbers: ours stay far below 2^53.
+pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', '57P01', '57P03', '3D000', '28P01', '28000']);
+
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return (code !== undefined && CONNECTION_ERROR_CODES.has(code)) || /Connection terminated|connect ECONNREFUSED/.test(String(error));
+}
+
+function wrap(error: unknown, url: string): never {
+  if (isConnectionError(error)) {
+    throw new DatabaseUnavailableError(`database unavailable at ${redact(url)}: ${(error as Error).message}`, { cause: error });
+  }
+  throw error;
+}
+
+/** Hides the password of a connection string before it reaches a log or an error message. */
+export function redact(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}
+
+export class PgDatabase implements Database {
+  readonly kind = 'postgres' as const;
+  private readonly pool: pg.Pool;
+
+  constructor(private readonly url: string, options: { maxConnections?: number } = {}) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: 10_000,
+      idleTimeoutMillis: 30_000,
+    });
+    // An idle client losing its server must not crash the process; the next query reports it.
+    this.pool.on('error', () => {});
+  }
+
+  async query<Row>(sql: string, params: readonly SqlParam[] = []): Promise<QueryResult<Row>> {
+    try {
+      const result = await this.pool.query(sql, params as unknown[]);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      return wrap(error, this.url);
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.query(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      return wrap(error, this.url);
+    }
+    const tx: Queryable = {
+      query: async <Row>(sql: string, params: readonly SqlParam[] = []) => {
+        const result = await client.query(sql, params as unknown[]);
+        return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+      },
+    };
+    try {
+      await client.query('BEGIN');
+      const value = await fn(tx);
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      return wrap(error, this.url);
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The embedded default store: PGlite (Postgres in WebAssembly) with pgvector, opened by this
+ * process alone. PGlite has no lock of its own and two openers corrupt the data directory, so
+ * an exclusive lock file guards it; other processes and psql reach it through the socket server.
+ */
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Database, Queryable, QueryResult, SqlParam } from './database';
+
+export class StoreLockedError extends Error {
+  override readonly name = 'StoreLockedError';
+  constructor(
+    readonly lockFile: string,
+    readonly holder: LockInfo,
+  ) {
+    super(
+      `the embedded store ${path.dirname(lockFile)} is in use by process ${holder.pid}` +
+        (holder.databaseUrl ? ` (reach it at ${holder.databaseUrl})` : '') +
+        '; stop that process, or point DATABASE_URL and TEMPORAL_ADDRESS at what it serves',
+    );
+  }
+}
+
+/** What the lock file records, so a second process can find the services of the first. */
+export interface LockInfo {
+  pid: number;
+  startedAt: string;
+  databaseUrl?: string;
+  temporalAddress?: string;
+  temporalUiUrl?: string;
+  apiUrl?: string;
+  /** True while the holder serves others (`gleaner dev`): later processes attach instead of failing. */
+  serving?: boolean;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function readLock(lockFile: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(lockFile, 'utf8')) as LockInfo;
+    return processAlive(info.pid) ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes the lock atomically (O_EXCL); a lock left by a dead process is taken over. */
+export function acquireLock(lockFile: string): (update: Partial<LockInfo>) => void {
+  mkdirSync(path.dirname(lockFile), { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockFile, 'wx');
+      const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString() };
+      writeSync(fd, JSON.stringify(info));
+      closeSync(fd);
+      return (update) => {
+        Object.assign(info, update);
+        writeFileSync(lockFile, JSON.stringify(info));
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = readLock(lockFile);
+      if (holder) throw new StoreLockedError(lockFile, holder);
+      rmSync(lockFile, { force: true });
+    }
+  }
+  throw new Error(`could not take the lock ${lockFile}`);
+}
+
+export interface EmbeddedStoreOptions {
+  /** Directory holding the PGlite data (created if missing). */
+  dataDir: string;
+  /** Serve the database on a loopback port for psql and other processes. @default true */
+  socket?: boolean;
+  /** Port of the socket server; 0 picks a free one. @default 0 */
+  socketPort?: number;
+}
+
+export class PgliteDatabase implements Database {
+  readonly kind = 'pglite' as const;
+  private socketServer?: PGLiteSocketServer;
+  /** postgres:// URL of the socket server, when it runs. */
+  socketUrl?: string;
+
+  private constructor(
+    private readonly pg: PGlite,
+    private readonly lockFile: string,
+    /** Records more about this process (Temporal address, API URL) for other processes to find. */
+    readonly updateLock: (update: Partial<LockInfo>) => void,
+  ) {}
+
+  static async open(options: EmbeddedStoreOptions): Promise<PgliteDatabase> {
+    mkdirSync(options.dataDir, { recursive: true });
+    const lockFile = path.join(options.dataDir, '..', `${path.basename(options.dataDir)}.lock`);
+    const updateLock = acquireLock(lockFile);
+    try {
+      const pg = await PGlite.create(options.dataDir, { extensions: { vector } });
+      const db = new PgliteDatabase(pg, lockFile, updateLock);
+      if (options.socket !== false) {
+        await db.startSocket(options.socketPort ?? 0);
+        updateLock({ databaseUrl: db.socketUrl });
+      }
+      return db;
+    } catch (error) {
+      rmSync(lockFile, { force: true });
+      throw error;
+    }
+  }
+
+  get lockPath(): string {
+    return this.lockFile;
+  }
+
+  private async startSocket(port: number): Promise<void> {
+    const { freePort } = await import('../infra/free-port');
+    const chosen = port || (await freePort());
+    this.socketServer = new PGLiteSocketServer({ db: this.pg, port: chosen, host: '127.0.0.1', maxConnections: 64 });
+    await this.socketServer.start();
+    this.socketUrl = `postgres://postgres@127.0.0.1:${chosen}/postgres?sslmode=disable`;
+  }
+
+  async query<Row>(sql: string, params: readonly SqlParam[] = []): Promise<QueryResult<Row>> {
+    const result = await this.pg.query<Row>(sql, params as unknown[]);
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.pg.exec(sql);
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.pg.transaction(async (tx) =>
+      fn({
+        query: async <Row>(sql: string, params: readonly SqlParam[] = []) => {
+          const result = await tx.query<Row>(sql, params as unknown[]);
+          return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+        },
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.socketServer?.stop();
+      await this.pg.close();
+    } finally {
+      rmSync(this.lockFile, { force: true });
+    }
+  }
+}

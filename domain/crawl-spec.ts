@@ -1,0 +1,87 @@
+/**
+ * The crawl spec: the one input of `crawlWorkflow`, shared by the CLI, the HTTP API and anyone
+ * starting a crawl from the Temporal CLI. This schema is the single source of its type, its
+ * defaults and its validation (the workflow validates again, because Temporal CLI input is
+ * untrusted JSON).
+ */
+import { z } from 'zod';
+
+export const DEFAULT_USER_AGENT = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
+
+const scopeModeSchema = z.enum(['same-origin', 'same-site', 'domains']);
+
+export const crawlSpecSchema = z
+  .object({
+    /**
+     * Stable id of the crawl; workflow ids and rows hang off it.
+     * @default derived from the workflow id when started from the Temporal CLI without one
+     */
+    crawlId: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9._-]+$/, 'crawlId may contain only letters, digits, ".", "_" and "-"')
+      .optional(),
+    /** Absolute http(s) URLs the crawl starts from. */
+    seeds: z.array(z.string().min(1)).min(1, 'at least one seed URL is required').max(10_000),
+    /** Pages fetched across the whole crawl, all origins together. @default 1000 */
+    maxPages: z.number().int().positive().max(10_000_000).default(1000),
+    /** Link hops from a seed; seeds are depth 0. @default 20 */
+    maxDepth: z.number().int().min(0).max(1000).default(20),
+    /** Which discovered URLs belong to the crawl. @default 'same-origin' */
+    scope: scopeModeSchema.default('same-origin'),
+    /** Host names (and their subdomains) in scope when `scope` is 'domains'. @default [] */
+    domains: z.array(z.string().min(1)).default([]),
+    /** When non-empty, only URLs starting with one of these are followed. @default [] */
+    includePrefixes: z.array(z.string().min(1)).default([]),
+    /** Globs (`*`) or `/regex/` matched against the full URL; a match is skipped. @default [] */
+    exclude: z.array(z.string().min(1)).default([]),
+    /** Minimum gap between two requests to one origin; robots Crawl-delay can only raise it. @default 1000 */
+    delayMs: z.number().int().min(0).max(3_600_000).default(1000),
+    /** Sent with every request. @default DEFAULT_USER_AGENT */
+    userAgent: z.string().min(1).max(500).default(DEFAULT_USER_AGENT),
+    /** Hosts or addresses the SSRF guard may fetch even when they resolve to private or loopback addresses. @default [] */
+    allowHosts: z.array(z.string().min(1)).default([]),
+    /** Response bodies are cut at this size. @default 10 MiB */
+    maxBodyBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(512 * 1024 * 1024)
+      .default(10 * 1024 * 1024),
+    /** Redirect hops followed per request. @default 5 */
+    maxRedirects: z.number().int().min(0).max(20).default(5),
+  })
+  .strict();
+
+/** What callers may pass: every defaulted field optional. */
+export type CrawlSpecInput = z.input<typeof crawlSpecSchema>;
+/** A validated spec with every default applied and its crawl id settled. */
+export type CrawlSpec = z.output<typeof crawlSpecSchema> & { crawlId: string };
+export type ScopeMode = z.infer<typeof scopeModeSchema>;
+
+export class InvalidCrawlSpecError extends Error {
+  override readonly name = 'InvalidCrawlSpecError';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid crawl spec: ${problems.join('; ')}`);
+  }
+}
+
+/**
+ * Validates and fills defaults; throws InvalidCrawlSpecError listing every problem.
+ * `fallbackCrawlId` supplies the id when the input has none.
+ */
+export function parseCrawlSpec(input: unknown, fallbackCrawlId?: string): CrawlSpec {
+  const result = crawlSpecSchema.safeParse(input);
+  if (!result.success) {
+    throw new InvalidCrawlSpecError(
+      result.error.issues.map((issue) => {
+        const path = issue.path.join('.');
+        return path ? `${path}: ${issue.message}` : issue.message;
+      }),
+    );
+  }
+  const crawlId = result.data.crawlId ?? fallbackCrawlId;
+  if (!crawlId) throw new InvalidCrawlSpecError(['crawlId: required']);
+  return { ...result.data, crawlId };
+}

@@ -1,0 +1,37 @@
+/**
+ * Names Temporal sees — task queues, workflow ids, workflow types — defined once so the CLI,
+ * workers, API and workflows can never disagree.
+ */
+
+/** Task queues, one per kind of work, so each kind of worker scales on its own. */
+export const TASK_QUEUES = {
+  /** Workflow tasks only: cheap, CPU-light orchestration. */
+  crawl: 'gleaner-crawl',
+  /** Network I/O: fetching pages and robots.txt. */
+  fetch: 'gleaner-fetch',
+  /** Per-page processing: store, later extract → chunk → embed. */
+  page: 'gleaner-page',
+} as const;
+
+export type QueueKind = keyof typeof TASK_QUEUES;
+export const QUEUE_KINDS = Object.keys(TASK_QUEUES) as QueueKind[];
+
+export const WORKFLOW_TYPES = {
+  crawl: 'crawlWorkflow',
+  origin: 'originWorkflow',
+  page: 'pageWorkflow',
+} as const;
+
+export function crawlWorkflowId(crawlId: string): string {
+  return `crawl-${crawlId}`;
+}
+
+/** Origin workflow ids embed the origin readably (Temporal allows any UTF-8 up to 1000 bytes). */
+export function originWorkflowId(crawlId: string, origin: string): string {
+  return `crawl-${crawlId}/origin/${origin}`;
+}
+
+/** One page workflow per crawl and page; the key is the page row id so retries reuse it. */
+export function pageWorkflowId(crawlId: string, pageId: number | string): string {
+  return `crawl-${crawlId}/page/${pageId}`;
+}

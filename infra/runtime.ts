@@ -1,0 +1,139 @@
+/**
+ * Resolves where Temporal and Postgres are. TEMPORAL_ADDRESS and DATABASE_URL point at real
+ * services; each one left unset is replaced by its embedded default under GLEANER_HOME: a
+ * Temporal dev server with its state on disk, and PGlite with pgvector. A process that owns the
+ * embedded store records its endpoints in the store's lock file, so a later `gleaner crawl`
+ * can attach to a running `gleaner dev` instead of fighting it for the data directory.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type { Database } from '../db/database';
+import { migrate } from '../db/migrate';
+import { PgDatabase } from '../db/pg-database';
+import { PgliteDatabase, readLock } from '../db/pglite-database';
+import type { QueueKind } from '../domain/temporal-names';
+import { type RunningWorkers, startWorkers } from '../workers/run-workers';
+import { logger } from './logger';
+import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
+
+export interface RuntimeOptions {
+  /** Run workers in this process for these queues. @default none */
+  workerQueues?: readonly QueueKind[];
+  /** Whether this process may be attached to by later processes (true for `gleaner dev`). */
+  serve?: boolean;
+  /** Also serve the Temporal Web UI when starting the embedded dev server. @default true */
+  ui?: boolean;
+}
+
+export interface Runtime {
+  client: Client;
+  db: Database;
+  namespace: string;
+  temporalAddress: string;
+  temporalUiUrl?: string;
+  /** A postgres:// URL other processes (and psql) can use. */
+  databaseUrl?: string;
+  embedded: { temporal: boolean; database: boolean; attached: boolean };
+  workers?: RunningWorkers;
+  close(): Promise<void>;
+}
+
+export function gleanerHome(): string {
+  return path.resolve(process.env.GLEANER_HOME ?? '.gleaner');
+}
+
+export class RuntimeError extends Error {
+  override readonly name = 'RuntimeError';
+}
+
+export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const home = gleanerHome();
+  const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+  const cleanups: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => logger.warn({ err: error }, 'cleanup failed'));
+  };
+
+  try {
+    let db: Database;
+    let databaseUrl = process.env.DATABASE_URL;
+    let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    let temporalUiUrl: string | undefined;
+    const embedded = { temporal: !temporalAddress, database: !databaseUrl, attached: false };
+
+    if (embedded.database) {
+      const dataDir = path.join(home, 'pgdata');
+      const holder = readLock(`${dataDir}.lock`);
+      if (holder) {
+        if (!holder.serving || !holder.databaseUrl) {
+          throw new RuntimeError(
+            `another gleaner process (pid ${holder.pid}) is using the embedded store in ${home}; ` +
+              'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
+          );
+        }
+        databaseUrl = holder.databaseUrl;
+        temporalAddress ??= holder.temporalAddress;
+        temporalUiUrl = holder.temporalUiUrl;
+        embedded.attached = true;
+      }
+    }
+
+    if (databaseUrl) {
+      db = new PgDatabase(databaseUrl);
+      cleanups.push(() => db.close());
+    } else {
+      mkdirSync(home, { recursive: true });
+      const pglite = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
+      db = pglite;
+      databaseUrl = pglite.socketUrl;
+      cleanups.push(() => pglite.close());
+    }
+    if (!embedded.attached) await migrate(db);
+
+    let server: TemporalDevServer | undefined;
+    if (!temporalAddress) {
+      mkdirSync(home, { recursive: true });
+      server = await startTemporalDevServer({
+        dbFile: path.join(home, 'temporal.db'),
+        logFile: path.join(home, 'temporal.log'),
+        uiPort: options.ui === false ? false : undefined,
+      });
+      temporalAddress = server.address;
+      temporalUiUrl = server.uiUrl;
+      const started = server;
+      cleanups.push(() => started.stop());
+    }
+    if (db instanceof PgliteDatabase) {
+      db.updateLock({ temporalAddress, temporalUiUrl, serving: options.serve === true, databaseUrl });
+    }
+
+    const connection = await Connection.connect({ address: temporalAddress }).catch((error: Error) => {
+      throw new RuntimeError(`cannot reach Temporal at ${temporalAddress}: ${error.message}`);
+    });
+    cleanups.push(() => connection.close());
+    const client = new Client({ connection, namespace });
+
+    let workers: RunningWorkers | undefined;
+    if (options.workerQueues && options.workerQueues.length > 0) {
+      workers = await startWorkers({ temporalAddress, namespace, queues: options.workerQueues, db });
+      const running = workers;
+      cleanups.push(() => running.shutdown());
+    }
+
+    return {
+      client,
+      db,
+      namespace,
+      temporalAddress,
+      ...(temporalUiUrl ? { temporalUiUrl } : {}),
+      ...(databaseUrl ? { databaseUrl } : {}),
+      embedded,
+      ...(workers ? { workers } : {}),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

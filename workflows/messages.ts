@@ -1,0 +1,126 @@
+/**
+ * Signals, queries and the small serialisable types that cross workflow boundaries.
+ * Only ids, URLs and counts travel here — never page bodies (history stays small).
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { CrawlSpec } from '../domain/crawl-spec';
+
+export interface FrontierItem {
+  url: string;
+  depth: number;
+}
+
+/** Counters one origin keeps; the crawl sums them. */
+export interface OriginStats {
+  fetched: number;
+  errors: number;
+  links: number;
+  indexed: number;
+  bytes: number;
+  notModified: number;
+  robotsBlocked: number;
+  /** URLs left unfetched because the crawl's page budget ran out. */
+  droppedByBudget: number;
+  /** Workflow time of the first and latest fetch, for a pages/s rate. */
+  firstFetchAtMs?: number;
+  lastFetchAtMs?: number;
+  /** The most recent failure, for people asking "why did it stop?". */
+  lastError?: string;
+}
+
+export function emptyOriginStats(): OriginStats {
+  return { fetched: 0, errors: 0, links: 0, indexed: 0, bytes: 0, notModified: 0, robotsBlocked: 0, droppedByBudget: 0 };
+}
+
+export type OriginPhase = 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
+
+export interface OriginProgress {
+  origin: string;
+  workflowId: string;
+  phase: OriginPhase;
+  queued: number;
+  stats: OriginStats;
+  /** Pages per second over this origin's fetching so far. */
+  ratePerSecond: number;
+}
+
+/** Origin → crawl: state changes the crawl needs for budget and termination. */
+export interface OriginReport {
+  origin: string;
+  /** How many enqueue batches the origin has received; the crawl counts what it sent. */
+  receivedBatches: number;
+  idle: boolean;
+  done: boolean;
+  stats: OriginStats;
+  /** Page quota handed back (the origin ran dry with some left). */
+  returnedQuota: number;
+  /** Pages the origin would fetch now if allowed; 0 when it asks for nothing. */
+  quotaWanted: number;
+}
+
+/** Origin → crawl: URLs of other origins, grouped by origin, for the crawl to route. */
+export interface DiscoveredBatch {
+  byOrigin: Record<string, FrontierItem[]>;
+}
+
+export interface EnqueueBatch {
+  seq: number;
+  items: FrontierItem[];
+}
+
+export interface QuotaGrant {
+  granted: number;
+  /** The crawl's page budget is spent: drop what is queued. */
+  exhausted: boolean;
+}
+
+export interface CrawlSummary {
+  crawlId: string;
+  status: 'completed' | 'failed';
+  pagesFetched: number;
+  pagesIndexed: number;
+  links: number;
+  errors: number;
+  robotsBlocked: number;
+  notModified: number;
+  bytes: number;
+  origins: number;
+  droppedByBudget: number;
+  /** Why the crawl counts as failed (e.g. every seed unreachable). */
+  failureReason?: string;
+  durationMs: number;
+}
+
+export interface CrawlProgress {
+  crawlId: string;
+  phase: 'starting' | 'crawling' | 'finishing' | 'done';
+  spec: CrawlSpec;
+  pageBudgetLeft: number;
+  origins: Array<{ origin: string; workflowId: string; idle: boolean; done: boolean; stats: OriginStats }>;
+  totals: OriginStats;
+  startedAtMs: number;
+}
+
+export const originReportSignal = defineSignal<[OriginReport]>('originReport');
+export const discoveredSignal = defineSignal<[DiscoveredBatch]>('discovered');
+export const enqueueSignal = defineSignal<[EnqueueBatch]>('enqueue');
+export const quotaSignal = defineSignal<[QuotaGrant]>('quota');
+export const finishSignal = defineSignal('finish');
+
+export const crawlProgressQuery = defineQuery<CrawlProgress>('progress');
+export const originProgressQuery = defineQuery<OriginProgress>('originProgress');
+
+export function sumStats(all: readonly OriginStats[]): OriginStats {
+  const total = emptyOriginStats();
+  for (const stats of all) {
+    total.fetched += stats.fetched;
+    total.errors += stats.errors;
+    total.links += stats.links;
+    total.indexed += stats.indexed;
+    total.bytes += stats.bytes;
+    total.notModified += stats.notModified;
+    total.robotsBlocked += stats.robotsBlocked;
+    total.droppedByBudget += stats.droppedByBudget;
+  }
+  return total;
+}

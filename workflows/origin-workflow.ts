@@ -1,0 +1,302 @@
+/**
+ * The per-origin entity: holds one origin's frontier and its politeness clock. Requests to the
+ * origin are strictly sequential (one fetch activity in flight) and spaced by a durable timer,
+ * so politeness survives any worker crash: the timer lives in Temporal, not in a process.
+ */
+import {
+  type ChildWorkflowHandle,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { ActivityApi } from '../activities/types';
+import type { CrawlSpec } from '../domain/crawl-spec';
+import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import {
+  discoveredSignal,
+  emptyOriginStats,
+  enqueueSignal,
+  type FrontierItem,
+  finishSignal,
+  type OriginPhase,
+  type OriginProgress,
+  type OriginReport,
+  type OriginStats,
+  originProgressQuery,
+  originReportSignal,
+  quotaSignal,
+} from './messages';
+import { pageWorkflow } from './page-workflow';
+
+const { fetchAndStore } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  // Fetch timeouts (connect + headers + body) stay well inside this; the heartbeat timeout lets
+  // a crashed worker's attempt be retried within seconds instead of minutes.
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+
+/** Quota asked of the crawl at a time: fewer round trips, little budget stranded per origin. */
+const QUOTA_BLOCK = 25;
+/** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
+const RELAY_BATCH = 50;
+/** Continue-as-new well before Temporal's 10k-event warning. */
+const MAX_HISTORY_EVENTS = 4000;
+
+export interface OriginWorkflowInput {
+  spec: CrawlSpec;
+  origin: string;
+  /** URLs to start with (first batch); later ones arrive by the enqueue signal. */
+  initial: FrontierItem[];
+  /** Carried across continue-as-new. */
+  state?: OriginState;
+}
+
+export interface OriginState {
+  frontier: FrontierItem[];
+  stats: OriginStats;
+  quota: number;
+  receivedBatches: number;
+  budgetExhausted: boolean;
+  pendingRelay: Record<string, FrontierItem[]>;
+}
+
+export interface OriginResult {
+  origin: string;
+  stats: OriginStats;
+}
+
+export async function originWorkflow(input: OriginWorkflowInput): Promise<OriginResult> {
+  const { spec, origin } = input;
+  const state: OriginState = input.state ?? {
+    frontier: [...input.initial],
+    stats: emptyOriginStats(),
+    quota: 0,
+    receivedBatches: 0,
+    budgetExhausted: false,
+    pendingRelay: {},
+  };
+  const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
+  const pageChildren: Array<ChildWorkflowHandle<typeof pageWorkflow>> = [];
+  let phase: OriginPhase = 'fetching';
+  let finishRequested = false;
+  let quotaPending = false;
+  let lastReportedIdle = false;
+
+  setHandler(enqueueSignal, (batch) => {
+    state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
+    if (state.budgetExhausted) {
+      state.stats.droppedByBudget += batch.items.length;
+      return;
+    }
+    state.frontier.push(...batch.items);
+  });
+  setHandler(quotaSignal, (grant) => {
+    quotaPending = false;
+    state.quota += grant.granted;
+    if (grant.exhausted) {
+      state.budgetExhausted = true;
+      state.stats.droppedByBudget += state.frontier.length;
+      state.frontier = [];
+    }
+  });
+  setHandler(finishSignal, () => {
+    finishRequested = true;
+  });
+  setHandler(originProgressQuery, (): OriginProgress => progress());
+
+  function progress(): OriginProgress {
+    const { firstFetchAtMs, lastFetchAtMs, fetched } = state.stats;
+    const spanMs = firstFetchAtMs !== undefined && lastFetchAtMs !== undefined ? lastFetchAtMs - firstFetchAtMs : 0;
+    return {
+      origin,
+      workflowId: workflowInfo().workflowId,
+      phase,
+      queued: state.frontier.length,
+      stats: state.stats,
+      ratePerSecond: spanMs > 0 ? ((fetched - 1) * 1000) / spanMs : 0,
+    };
+  }
+
+  function showDetails(): void {
+    const p = progress();
+    setCurrentDetails(
+      `**${origin}** — ${p.phase}\n\nfetched ${p.stats.fetched}, queued ${p.queued}, errors ${p.stats.errors}, ` +
+        `links ${p.stats.links}, ${p.ratePerSecond.toFixed(2)} pages/s`,
+    );
+  }
+
+  async function report(extra: Partial<OriginReport>): Promise<void> {
+    await crawl.signal(originReportSignal, {
+      origin,
+      receivedBatches: state.receivedBatches,
+      idle: false,
+      done: false,
+      stats: state.stats,
+      returnedQuota: 0,
+      quotaWanted: 0,
+      ...extra,
+    });
+  }
+
+  async function flushRelay(): Promise<void> {
+    if (Object.keys(state.pendingRelay).length === 0) return;
+    const byOrigin = state.pendingRelay;
+    state.pendingRelay = {};
+    await crawl.signal(discoveredSignal, { byOrigin });
+  }
+
+  async function drainPageChildren(): Promise<void> {
+    while (pageChildren.length > 0) {
+      const child = pageChildren.shift();
+      if (!child) break;
+      try {
+        const result = await child.result();
+        if (result.indexed) state.stats.indexed++;
+      } catch (error) {
+        state.stats.errors++;
+        state.stats.lastError = `page workflow ${child.workflowId} failed: ${(error as Error).message}`;
+      }
+    }
+  }
+
+  async function fetchNext(item: FrontierItem): Promise<void> {
+    phase = 'fetching';
+    showDetails();
+    const now = Date.now();
+    state.stats.firstFetchAtMs ??= now;
+    let result: Awaited<ReturnType<typeof fetchAndStore>>;
+    try {
+      result = await fetchAndStore({
+        crawlId: spec.crawlId,
+        url: item.url,
+        depth: item.depth,
+        spec: {
+          scope: spec.scope,
+          seeds: spec.seeds,
+          domains: spec.domains,
+          includePrefixes: spec.includePrefixes,
+          exclude: spec.exclude,
+          maxDepth: spec.maxDepth,
+          userAgent: spec.userAgent,
+          allowHosts: spec.allowHosts,
+          maxBodyBytes: spec.maxBodyBytes,
+          maxRedirects: spec.maxRedirects,
+        },
+      });
+    } catch (error) {
+      // Retries are spent: the page is lost for this crawl, the origin goes on.
+      const cause = (error as Error).cause;
+      state.stats.errors++;
+      state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
+      state.stats.lastFetchAtMs = Date.now();
+      return;
+    }
+    state.stats.lastFetchAtMs = Date.now();
+    state.stats.bytes += result.bytes;
+    state.stats.links += result.linksStored;
+    if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
+    if (result.outcome === 'not-modified') state.stats.notModified++;
+    if (result.error) {
+      state.stats.errors++;
+      state.stats.lastError = `${item.url}: ${result.error}`;
+    }
+    for (const found of result.discovered) {
+      if (found.origin === origin) {
+        if (!state.budgetExhausted) state.frontier.push({ url: found.url, depth: found.depth });
+      } else {
+        (state.pendingRelay[found.origin] ??= []).push({ url: found.url, depth: found.depth });
+      }
+    }
+    if (result.pageId !== undefined) await startPage(result.pageId);
+  }
+
+  async function startPage(pageId: number): Promise<void> {
+    try {
+      pageChildren.push(
+        await startChild(pageWorkflow, {
+          workflowId: pageWorkflowId(spec.crawlId, pageId),
+          taskQueue: TASK_QUEUES.crawl,
+          args: [{ crawlId: spec.crawlId, pageId }],
+        }),
+      );
+    } catch (error) {
+      // The same page reached twice in one crawl (a redirect alias): its workflow already runs.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  const relayPending = () => Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);
+
+  while (!finishRequested) {
+    if (relayPending() >= RELAY_BATCH) await flushRelay();
+
+    if (state.frontier.length === 0) {
+      await flushRelay();
+      await drainPageChildren();
+      if (state.frontier.length === 0 && !lastReportedIdle) {
+        phase = 'idle';
+        showDetails();
+        const returnedQuota = state.quota;
+        state.quota = 0;
+        lastReportedIdle = true;
+        await report({ idle: true, returnedQuota });
+      }
+      await condition(() => state.frontier.length > 0 || finishRequested);
+      lastReportedIdle = false;
+      continue;
+    }
+
+    if (state.quota === 0) {
+      if (!quotaPending) {
+        quotaPending = true;
+        phase = 'waiting-quota';
+        showDetails();
+        await report({ quotaWanted: Math.min(QUOTA_BLOCK, state.frontier.length) });
+      }
+      await condition(() => !quotaPending || finishRequested);
+      continue;
+    }
+
+    // The gap runs from the end of the previous fetch (workflow time is never earlier than
+    // the activity's real completion), so the server sees at least delayMs of silence.
+    const waitMs = spec.delayMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY));
+    if (waitMs > 0) {
+      phase = 'sleeping';
+      showDetails();
+      await sleep(waitMs);
+    }
+    const item = state.frontier.shift();
+    if (!item) continue;
+    state.quota--;
+    await fetchNext(item);
+
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+      await flushRelay();
+      await drainPageChildren();
+      // Handlers only mutate state synchronously, so nothing is lost between here and the new run.
+      await condition(() => !quotaPending || finishRequested);
+      if (!finishRequested) {
+        await continueAsNew<typeof originWorkflow>({ spec, origin, initial: [], state });
+      }
+    }
+  }
+
+  await flushRelay();
+  await drainPageChildren();
+  phase = 'done';
+  showDetails();
+  await report({ idle: true, done: true, returnedQuota: state.quota });
+  log.info('origin drained', { origin, fetched: state.stats.fetched, errors: state.stats.errors });
+  return { origin, stats: state.stats };
+}
