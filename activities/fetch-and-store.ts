@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { extractLinks, type LinkExtraction } from '../domain/links';
+import { hasNonPageExtension } from '../domain/page-filter';
 import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
@@ -80,7 +81,10 @@ async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: Fet
 }
 
 /** Non-ok outcomes: transient ones go back to Temporal for a retry, the rest are results. */
-function failed(input: FetchAndStoreInput, fetched: Exclude<FetchPageResult, { kind: 'ok' }>): FetchAndStoreResult {
+function failed(
+  input: FetchAndStoreInput,
+  fetched: Exclude<FetchPageResult, { kind: 'ok' }>,
+): FetchAndStoreResult {
   const error = describeFailure(fetched);
   const transient =
     fetched.kind === 'network-error' ||
@@ -112,9 +116,13 @@ export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }
     case 'too-large':
       return `body larger than ${fetched.limitBytes} bytes`;
     case 'redirect-limit':
-      return fetched.reason === 'loop' ? `redirect loop at ${fetched.location}` : `too many redirects (last to ${fetched.location})`;
+      return fetched.reason === 'loop'
+        ? `redirect loop at ${fetched.location}`
+        : `too many redirects (last to ${fetched.location})`;
     case 'network-error':
-      return fetched.timeout ? `${fetched.timeout} timeout: ${fetched.message}` : `${fetched.code}: ${fetched.message}`;
+      return fetched.timeout
+        ? `${fetched.timeout} timeout: ${fetched.message}`
+        : `${fetched.code}: ${fetched.message}`;
   }
 }
 
@@ -164,7 +172,8 @@ async function store(
     const id = Number(page.rows[0]?.id);
     await replaceEdges(tx, id, edges);
     // A redirect target is claimed too, so a link to it later does not fetch it again.
-    if (finalUrl !== input.url) candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
+    if (finalUrl !== input.url)
+      candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
     return { pageId: id, discovered: await claim(tx, input, candidates) };
   });
 
@@ -181,17 +190,24 @@ async function store(
 }
 
 /** Links the crawl may follow from this page: in scope, within depth, not traps, not nofollow. */
-function followable(extraction: LinkExtraction, input: FetchAndStoreInput, inScope: ScopePredicate): DiscoveredUrl[] {
+function followable(
+  extraction: LinkExtraction,
+  input: FetchAndStoreInput,
+  inScope: ScopePredicate,
+): DiscoveredUrl[] {
   const depth = input.depth + 1;
   if (depth > input.spec.maxDepth || extraction.metaRobots.nofollow) return [];
-  const urls = extraction.links.filter((link) => !link.nofollow && link.tag !== 'link').map((link) => link.url);
+  const urls = extraction.links
+    .filter((link) => !link.nofollow && link.tag !== 'link')
+    .map((link) => link.url);
   if (extraction.metaRefreshUrl) urls.push(extraction.metaRefreshUrl);
   const seen = new Set<string>();
   const result: DiscoveredUrl[] = [];
   for (const url of urls) {
     if (seen.has(url)) continue;
     seen.add(url);
-    if (!inScope(url) || isDeniedByDefault(url) || trapReason(url) !== undefined) continue;
+    if (!inScope(url) || isDeniedByDefault(url) || hasNonPageExtension(url) || trapReason(url) !== undefined)
+      continue;
     result.push({ url, origin: originOf(url), depth });
   }
   return result;
@@ -210,12 +226,25 @@ function dedupeEdges(extraction: LinkExtraction): Edge[] {
   for (const link of extraction.links) {
     const key = `${link.url}\u0000${link.anchorText}`;
     if (!edges.has(key)) {
-      edges.set(key, { toUrl: link.url, anchorText: link.anchorText, rel: link.rel, nofollow: link.nofollow, tag: link.tag });
+      edges.set(key, {
+        toUrl: link.url,
+        anchorText: link.anchorText,
+        rel: link.rel,
+        nofollow: link.nofollow,
+        tag: link.tag,
+      });
     }
   }
   if (extraction.metaRefreshUrl) {
     const key = `${extraction.metaRefreshUrl}\u0000`;
-    if (!edges.has(key)) edges.set(key, { toUrl: extraction.metaRefreshUrl, anchorText: '', rel: 'refresh', nofollow: false, tag: 'meta' });
+    if (!edges.has(key))
+      edges.set(key, {
+        toUrl: extraction.metaRefreshUrl,
+        anchorText: '',
+        rel: 'refresh',
+        nofollow: false,
+        tag: 'meta',
+      });
   }
   return [...edges.values()];
 }
@@ -242,7 +271,11 @@ async function replaceEdges(tx: Queryable, pageId: number, edges: Edge[]): Promi
  * by `discovered_from` (rather than from INSERT … RETURNING) keeps a retried attempt's answer
  * identical to the first one's, so no URL is lost when an attempt dies after committing.
  */
-async function claim(tx: Queryable, input: FetchAndStoreInput, candidates: DiscoveredUrl[]): Promise<DiscoveredUrl[]> {
+async function claim(
+  tx: Queryable,
+  input: FetchAndStoreInput,
+  candidates: DiscoveredUrl[],
+): Promise<DiscoveredUrl[]> {
   if (candidates.length > 0) {
     await tx.query(
       `INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from)

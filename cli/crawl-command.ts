@@ -66,7 +66,9 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
     const ownsWorkers = Boolean(runtime.workers) && !runtime.embedded.attached;
     const wait = options.wait === true || (ownsWorkers && !configured);
     if (ownsWorkers && !configured && options.wait !== true && !options.json) {
-      process.stderr.write('note: the embedded default runs its workers in this process, so the crawl runs to the end here\n');
+      process.stderr.write(
+        'note: the embedded default runs its workers in this process, so the crawl runs to the end here\n',
+      );
     }
     const workflowId = crawlWorkflowId(spec.crawlId);
     const handle = await runtime.client.workflow
@@ -80,11 +82,14 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
     if (!options.json) {
       process.stderr.write(`crawl ${spec.crawlId} started (workflow ${workflowId})\n`);
       if (runtime.temporalUiUrl) {
-        process.stderr.write(`watch it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/workflows/${encodeURIComponent(workflowId)}\n`);
+        process.stderr.write(
+          `watch it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/workflows/${encodeURIComponent(workflowId)}\n`,
+        );
       }
     }
     if (!wait) {
-      if (options.json) process.stdout.write(`${JSON.stringify({ crawlId: spec.crawlId, workflowId, status: 'started' })}\n`);
+      if (options.json)
+        process.stdout.write(`${JSON.stringify({ crawlId: spec.crawlId, workflowId, status: 'started' })}\n`);
       return;
     }
     const stopWatching = watchProgress(runtime.client, spec.crawlId, { quiet: options.json === true });
@@ -95,7 +100,8 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
       stopWatching();
     }
     printSummary(summary, options.json === true);
-    if (summary.status === 'failed') throw new CrawlFailedError(`crawl ${spec.crawlId} failed: ${summary.failureReason}`);
+    if (summary.status === 'failed')
+      throw new CrawlFailedError(`crawl ${spec.crawlId} failed: ${summary.failureReason}`);
   } finally {
     await runtime?.close();
   }

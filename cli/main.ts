@@ -6,13 +6,15 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
 import { runCrawlCommand } from './crawl-command';
+import { isUserFacing } from './errors';
+import { collect, integerOption, listOption } from './options';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
 import { runStatusCommand } from './status-command';
-import { collect, integerOption, listOption } from './options';
-import { isUserFacing } from './errors';
 
 const program = new Command('gleaner')
-  .description('A polite, durable web crawler that turns websites into a RAG corpus, on Temporal and Postgres.')
+  .description(
+    'A polite, durable web crawler that turns websites into a RAG corpus, on Temporal and Postgres.',
+  )
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)');
 
@@ -20,7 +22,11 @@ program
   .command('crawl')
   .description('crawl one or more sites')
   .argument('<url...>', 'seed URLs (http or https)')
-  .option('--max-pages <n>', 'pages to fetch across the crawl (default 1000)', integerOption('--max-pages', 1))
+  .option(
+    '--max-pages <n>',
+    'pages to fetch across the crawl (default 1000)',
+    integerOption('--max-pages', 1),
+  )
   .option('--max-depth <n>', 'link hops from a seed (default 20)', integerOption('--max-depth', 0))
   .addOption(
     new Option('--scope <mode>', 'which discovered URLs to follow (default same-origin)').choices([
@@ -29,13 +35,29 @@ program
       'domains',
     ]),
   )
-  .option('--domain <host>', 'with --scope domains: a host (and its subdomains) in scope; repeatable', collect)
+  .option(
+    '--domain <host>',
+    'with --scope domains: a host (and its subdomains) in scope; repeatable',
+    collect,
+  )
   .option('--include-prefix <prefix>', 'only follow URLs starting with this; repeatable', collect)
   .option('--exclude <pattern>', 'skip URLs matching this glob or /regex/; repeatable', collect)
-  .option('--delay-ms <ms>', 'minimum gap between requests to one origin (default 1000)', integerOption('--delay-ms', 0))
+  .option(
+    '--delay-ms <ms>',
+    'minimum gap between requests to one origin (default 1000)',
+    integerOption('--delay-ms', 0),
+  )
   .option('--user-agent <ua>', 'User-Agent header and robots.txt product token')
-  .option('--allow-host <host>', 'let the SSRF guard fetch this host even on a private or loopback address; repeatable', collect)
-  .option('--max-body-bytes <n>', 'cut response bodies at this size (default 10 MiB)', integerOption('--max-body-bytes', 1))
+  .option(
+    '--allow-host <host>',
+    'let the SSRF guard fetch this host even on a private or loopback address; repeatable',
+    collect,
+  )
+  .option(
+    '--max-body-bytes <n>',
+    'cut response bodies at this size (default 10 MiB)',
+    integerOption('--max-body-bytes', 1),
+  )
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')
@@ -57,15 +79,21 @@ program
 program
   .command('worker')
   .description('run workers for some task queues (for real deployments)')
-  .option('--queues <list>', `comma-separated queues from ${QUEUE_KINDS.join(', ')} (default all)`, (value, previous: string[]) => {
-    const queues = listOption(value, previous);
-    for (const queue of queues) {
-      if (!(QUEUE_KINDS as string[]).includes(queue)) {
-        throw new InvalidArgumentError(`unknown queue "${queue}"; expected some of ${QUEUE_KINDS.join(', ')}`);
+  .option(
+    '--queues <list>',
+    `comma-separated queues from ${QUEUE_KINDS.join(', ')} (default all)`,
+    (value, previous: string[]) => {
+      const queues = listOption(value, previous);
+      for (const queue of queues) {
+        if (!(QUEUE_KINDS as string[]).includes(queue)) {
+          throw new InvalidArgumentError(
+            `unknown queue "${queue}"; expected some of ${QUEUE_KINDS.join(', ')}`,
+          );
+        }
       }
-    }
-    return queues;
-  })
+      return queues;
+    },
+  )
   .action(async (options: { queues?: QueueKind[] }) => runWorkerCommand(options.queues ?? QUEUE_KINDS));
 
 program.exitOverride();

@@ -3,7 +3,8 @@ import { InvalidArgumentError } from 'commander';
 
 export function integerOption(name: string, min: number) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
+    if (!/^\d+$/.test(value.trim()))
+      throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
     const parsed = Number.parseInt(value, 10);
     if (parsed < min) throw new InvalidArgumentError(`${name} must be at least ${min}, got ${parsed}`);
     return parsed;

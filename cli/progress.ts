@@ -4,7 +4,12 @@
  */
 import type { Client } from '@temporalio/client';
 import { crawlWorkflowId } from '../domain/temporal-names';
-import { type CrawlProgress, crawlProgressQuery, type OriginProgress, originProgressQuery } from '../workflows/messages';
+import {
+  type CrawlProgress,
+  crawlProgressQuery,
+  type OriginProgress,
+  originProgressQuery,
+} from '../workflows/messages';
 
 const POLL_MS = 1_000;
 const PLAIN_EVERY_MS = 5_000;

@@ -39,7 +39,10 @@ export async function migrate(db: Database, migrations = loadMigrations()): Prom
       const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
       if (seen.rows.length > 0) return false;
       for (const statement of splitStatements(migration.sql)) await tx.query(statement);
-      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
       return true;
     });
     if (done) applied.push(migration.version);

@@ -1,19 +1,42 @@
 import pg from 'pg';
-import { type Database, DatabaseUnavailableError, type Queryable, type QueryResult, type SqlParam } from './database';
+import {
+  type Database,
+  DatabaseUnavailableError,
+  type Queryable,
+  type QueryResult,
+  type SqlParam,
+} from './database';
 
 // int8 (bigint ids, counts) as numbers: ours stay far below 2^53.
 pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', '57P01', '57P03', '3D000', '28P01', '28000']);
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P03',
+  '3D000',
+  '28P01',
+  '28000',
+]);
 
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code;
-  return (code !== undefined && CONNECTION_ERROR_CODES.has(code)) || /Connection terminated|connect ECONNREFUSED/.test(String(error));
+  return (
+    (code !== undefined && CONNECTION_ERROR_CODES.has(code)) ||
+    /Connection terminated|connect ECONNREFUSED/.test(String(error))
+  );
 }
 
 function wrap(error: unknown, url: string): never {
   if (isConnectionError(error)) {
-    throw new DatabaseUnavailableError(`database unavailable at ${redact(url)}: ${(error as Error).message}`, { cause: error });
+    throw new DatabaseUnavailableError(
+      `database unavailable at ${redact(url)}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   throw error;
 }
@@ -27,7 +50,10 @@ export class PgDatabase implements Database {
   readonly kind = 'postgres' as const;
   private readonly pool: pg.Pool;
 
-  constructor(private readonly url: string, options: { maxConnections?: number } = {}) {
+  constructor(
+    private readonly url: string,
+    options: { maxConnections?: number } = {},
+  ) {
     this.pool = new pg.Pool({
       connectionString: url,
       max: options.maxConnections ?? 10,

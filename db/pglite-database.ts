@@ -124,7 +124,12 @@ export class PgliteDatabase implements Database {
   private async startSocket(port: number): Promise<void> {
     const { freePort } = await import('../infra/free-port');
     const chosen = port || (await freePort());
-    this.socketServer = new PGLiteSocketServer({ db: this.pg, port: chosen, host: '127.0.0.1', maxConnections: 64 });
+    this.socketServer = new PGLiteSocketServer({
+      db: this.pg,
+      port: chosen,
+      host: '127.0.0.1',
+      maxConnections: 64,
+    });
     await this.socketServer.start();
     this.socketUrl = `postgres://postgres@127.0.0.1:${chosen}/postgres?sslmode=disable`;
   }

@@ -60,7 +60,17 @@ const SKIPPED_SCHEMES = /^(?:javascript|mailto|tel|data|vbscript):/i;
 /** Elements whose content is not part of the rendered page for a crawler. */
 const SKIPPED_CONTAINERS = new Set(['template', 'noscript']);
 /** Elements the tokenizer reads as raw text; their text is never anchor text. */
-const RAW_TEXT = new Set(['script', 'style', 'xmp', 'iframe', 'noembed', 'noframes', 'textarea', 'title', 'plaintext']);
+const RAW_TEXT = new Set([
+  'script',
+  'style',
+  'xmp',
+  'iframe',
+  'noembed',
+  'noframes',
+  'textarea',
+  'title',
+  'plaintext',
+]);
 const FOREIGN_ROOTS = new Set(['svg', 'math']);
 /** Elements that separate words, so `<a><div>A</div><div>B</div></a>` reads "A B". */
 const WORD_BREAKS = new Set(['br', 'p', 'div', 'li', 'td', 'th', 'tr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
@@ -70,7 +80,11 @@ const WORD_BREAKS = new Set(['br', 'p', 'div', 'li', 'td', 'th', 'tr', 'h1', 'h2
  * Tolerates any malformed markup; linear in the input size. Throws {@link InvalidUrlError}
  * when `pageUrl` is not an http(s) URL. Form actions are never links.
  */
-export function extractLinks(html: string, pageUrl: string, options: ExtractLinksOptions = {}): LinkExtraction {
+export function extractLinks(
+  html: string,
+  pageUrl: string,
+  options: ExtractLinksOptions = {},
+): LinkExtraction {
   if (canonicalizeUrl(pageUrl) === null) throw new InvalidUrlError(pageUrl);
   const collector = new Collector(html);
   const tokenizer = new Tokenizer({ decodeEntities: true }, collector);
@@ -232,22 +246,16 @@ class Collector implements TokenizerCallbacks {
   }
 
   private element(name: string, attribs: Map<string, string>): void {
-    switch (name) {
-      case 'a':
-        return this.startAnchor(attribs);
-      case 'area':
-        return this.addLink(attribs, 'area', attribs.get('alt') ?? '');
-      case 'img':
-        if (this.anchor && this.anchor.imgAlt === '') this.anchor.imgAlt = attribs.get('alt') ?? '';
-        return;
-      case 'link':
-        return this.linkElement(attribs);
-      case 'base':
-        if (this.baseHref === undefined && attribs.has('href')) this.baseHref = attribs.get('href');
-        return;
-      case 'meta':
-        return this.meta(attribs);
-    }
+    if (name === 'a') this.startAnchor(attribs);
+    else if (name === 'area') this.addLink(attribs, 'area', attribs.get('alt') ?? '');
+    else if (name === 'img') this.imageInAnchor(attribs);
+    else if (name === 'link') this.linkElement(attribs);
+    else if (name === 'base' && this.baseHref === undefined) this.baseHref = attribs.get('href');
+    else if (name === 'meta') this.meta(attribs);
+  }
+
+  private imageInAnchor(attribs: Map<string, string>): void {
+    if (this.anchor && this.anchor.imgAlt === '') this.anchor.imgAlt = attribs.get('alt') ?? '';
   }
 
   private closeTag(name: string): void {
@@ -271,7 +279,13 @@ class Collector implements TokenizerCallbacks {
     const href = attribs.get('href') ?? attribs.get('xlink:href');
     if (href === undefined) return;
     const fallbacks = [attribs.get('aria-label') ?? '', attribs.get('title') ?? ''];
-    this.anchor = { href, rel: relTokens(attribs), text: new CollapsedText(MAX_ANCHOR_TEXT_CHARS), imgAlt: '', fallbacks };
+    this.anchor = {
+      href,
+      rel: relTokens(attribs),
+      text: new CollapsedText(MAX_ANCHOR_TEXT_CHARS),
+      imgAlt: '',
+      fallbacks,
+    };
   }
 
   private finishAnchor(): void {
@@ -279,14 +293,21 @@ class Collector implements TokenizerCallbacks {
     if (anchor === undefined) return;
     this.anchor = undefined;
     const candidates = [anchor.text.value(), anchor.imgAlt, ...anchor.fallbacks];
-    const anchorText = candidates.map((text) => collapse(text, MAX_ANCHOR_TEXT_CHARS)).find((text) => text !== '');
+    const anchorText = candidates
+      .map((text) => collapse(text, MAX_ANCHOR_TEXT_CHARS))
+      .find((text) => text !== '');
     this.links.push({ href: anchor.href, anchorText: anchorText ?? '', rel: anchor.rel, tag: 'a' });
   }
 
   private addLink(attribs: Map<string, string>, tag: ExtractedLink['tag'], text: string): void {
     const href = attribs.get('href');
     if (href === undefined) return;
-    this.links.push({ href, anchorText: collapse(text, MAX_ANCHOR_TEXT_CHARS), rel: relTokens(attribs), tag });
+    this.links.push({
+      href,
+      anchorText: collapse(text, MAX_ANCHOR_TEXT_CHARS),
+      rel: relTokens(attribs),
+      tag,
+    });
   }
 
   private linkElement(attribs: Map<string, string>): void {
@@ -308,7 +329,10 @@ class Collector implements TokenizerCallbacks {
       if (directives.includes('noindex') || directives.includes('none')) this.metaRobots.noindex = true;
       if (directives.includes('nofollow') || directives.includes('none')) this.metaRobots.nofollow = true;
     }
-    if ((attribs.get('http-equiv') ?? '').trim().toLowerCase() === 'refresh' && this.refreshHref === undefined) {
+    if (
+      (attribs.get('http-equiv') ?? '').trim().toLowerCase() === 'refresh' &&
+      this.refreshHref === undefined
+    ) {
       this.refreshHref = parseRefreshUrl(content);
     }
   }
@@ -350,7 +374,8 @@ class CollapsedText {
     const room = this.maxChars + 1 - this.text.length;
     if (room <= 0) return;
     let collapsed = chunk.replace(/\s+/g, ' ');
-    if (collapsed.startsWith(' ') && (this.text === '' || this.text.endsWith(' '))) collapsed = collapsed.slice(1);
+    if (collapsed.startsWith(' ') && (this.text === '' || this.text.endsWith(' ')))
+      collapsed = collapsed.slice(1);
     this.text += collapsed.slice(0, room);
   }
 

@@ -122,23 +122,38 @@ export function validateScopeSpec(spec: ScopeSpec): string[] {
   if (!['same-origin', 'same-site', 'domains'].includes(spec.mode)) {
     problems.push(`unknown scope mode ${JSON.stringify(spec.mode)}: use same-origin, same-site or domains`);
   }
-  if (!Array.isArray(spec.seeds) || spec.seeds.length === 0) problems.push('at least one seed URL is required');
-  for (const seed of spec.seeds ?? []) {
-    if (canonicalizeUrl(seed) === null) problems.push(`seed ${JSON.stringify(seed)} is not a valid http(s) URL`);
+  const seeds = stringsOf(spec.seeds, 'seeds', problems);
+  if (seeds.length === 0) problems.push('at least one seed URL is required');
+  for (const seed of seeds) {
+    if (canonicalizeUrl(seed) === null)
+      problems.push(`seed ${JSON.stringify(seed)} is not a valid http(s) URL`);
   }
-  for (const domain of spec.domains ?? []) {
-    if (normalizeDomain(domain) === null) problems.push(`domain ${JSON.stringify(domain)} is not a host name`);
+  for (const domain of stringsOf(spec.domains, 'domains', problems)) {
+    if (normalizeDomain(domain) === null)
+      problems.push(`domain ${JSON.stringify(domain)} is not a host name`);
   }
-  for (const prefix of spec.includePrefixes ?? []) {
+  for (const prefix of stringsOf(spec.includePrefixes, 'includePrefixes', problems)) {
     if (!isValidPrefix(prefix)) {
-      problems.push(`include prefix ${JSON.stringify(prefix)} is neither an http(s) URL nor a path starting with /`);
+      problems.push(
+        `include prefix ${JSON.stringify(prefix)} is neither an http(s) URL nor a path starting with /`,
+      );
     }
   }
-  for (const pattern of spec.excludePatterns ?? []) {
+  for (const pattern of stringsOf(spec.excludePatterns, 'excludePatterns', problems)) {
     const problem = patternProblem(pattern);
     if (problem) problems.push(problem);
   }
   return problems;
+}
+
+/** The strings of an optional list field; specs may come from untrusted JSON, so shapes are checked. */
+function stringsOf(value: unknown, field: string, problems: string[]): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) {
+    problems.push(`${field} must be a list of strings`);
+    return [];
+  }
+  return value;
 }
 
 /**

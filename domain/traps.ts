@@ -107,7 +107,11 @@ function pathYear(segment: string, next: string | undefined): number | undefined
 function calendarQueryReason(params: URLSearchParams, limits: Required<TrapOptions>): string | undefined {
   for (const [key, value] of params) {
     const iso = ISO_DATE.exec(value);
-    const year = iso ? Number(iso[1]) : YEAR_KEYS.has(key.toLowerCase()) && /^\d{4}$/.test(value) ? Number(value) : undefined;
+    const year = iso
+      ? Number(iso[1])
+      : YEAR_KEYS.has(key.toLowerCase()) && /^\d{4}$/.test(value)
+        ? Number(value)
+        : undefined;
     if (year === undefined) continue;
     const bound = yearOutOfBounds(year, limits);
     if (bound) return `calendar parameter ${key}=${value}, ${bound}`;

@@ -51,6 +51,7 @@ export const SESSION_PARAMS: readonly string[] = [
 
 const DROPPED_PARAMS = new Set([...TRACKING_PARAMS, ...SESSION_PARAMS]);
 const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
+const LONE_PERCENT = /%(?![0-9A-Fa-f]{2})/g;
 const UNRESERVED = /^[A-Za-z0-9._~-]$/;
 const JSESSIONID_PATH_PARAM = /;jsessionid=[^/]*/gi;
 
@@ -109,11 +110,12 @@ export class InvalidUrlError extends Error {
 
 /**
  * Upper-cases the hex of every percent-escape and decodes those that stand for unreserved
- * characters (RFC 3986 §6.2.2.2). Malformed escapes such as `%zz` are left as they are.
+ * characters (RFC 3986 §6.2.2.2). A `%` that starts no valid escape becomes `%25`: left bare,
+ * it could join a decoded character into a new escape (`%%41a` → `%Aa`) and break idempotence.
  */
 export function normalizePercentEncoding(text: string): string {
   if (!text.includes('%')) return text;
-  return text.replace(PERCENT_ESCAPE, (_match, hex: string) => {
+  return text.replace(LONE_PERCENT, '%25').replace(PERCENT_ESCAPE, (_match, hex: string) => {
     const char = String.fromCharCode(Number.parseInt(hex, 16));
     return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
   });

@@ -52,7 +52,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
   const cleanups: Array<() => Promise<void>> = [];
   const close = async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => logger.warn({ err: error }, 'cleanup failed'));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error) => logger.warn({ err: error }, 'cleanup failed'));
   };
 
   try {
@@ -98,6 +99,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
         dbFile: path.join(home, 'temporal.db'),
         logFile: path.join(home, 'temporal.log'),
         uiPort: options.ui === false ? false : undefined,
+        namespace,
       });
       temporalAddress = server.address;
       temporalUiUrl = server.uiUrl;

@@ -27,7 +27,9 @@ export interface TemporalDevServer {
   uiUrl?: string;
   namespace: string;
   pid: number;
+  /** SIGTERM, then SIGKILL after 10 s; resolves once the process is gone. */
   stop(): Promise<void>;
+  /** Defaults to SIGKILL, i.e. a crash; call stop() afterwards to wait for the exit. */
   kill(signal?: NodeJS.Signals): void;
 }
 
@@ -144,6 +146,7 @@ export async function startTemporalDevServer(
   if (logFd !== undefined) closeSync(logFd);
   child.stdout?.on('data', (chunk: Buffer) => tail.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => tail.push(chunk));
+  const closed = new Promise((done) => child.once('close', done));
   const logText = () => (opts.logFile ? fileTail(opts.logFile) : tail.text());
 
   // A crashed parent must not leave an orphan holding the port and the SQLite file.
@@ -156,7 +159,8 @@ export async function startTemporalDevServer(
     await waitUntilReady(child, address, namespace, opts.startTimeoutMs ?? 60_000, spawnError);
   } catch (err) {
     child.kill('SIGKILL');
-    await waitForExit(child, STOP_GRACE_MS);
+    // 'close' comes after the output pipes drain, so the log tail below is complete.
+    await Promise.race([closed, new Promise((r) => setTimeout(r, STOP_GRACE_MS))]);
     process.off('exit', killOnExit);
     const log = logText();
     const reason = err instanceof Error ? err.message : String(err);

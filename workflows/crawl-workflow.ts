@@ -22,9 +22,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
-import { type CrawlSpec, type CrawlSpecInput, InvalidCrawlSpecError, parseCrawlSpec } from '../domain/crawl-spec';
-import { canonicalizeUrl, originOf } from '../domain/url';
+import {
+  type CrawlSpec,
+  type CrawlSpecInput,
+  InvalidCrawlSpecError,
+  parseCrawlSpec,
+} from '../domain/crawl-spec';
 import { originWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import { canonicalizeUrl, originOf } from '../domain/url';
 import {
   type CrawlProgress,
   type CrawlSummary,
@@ -71,7 +76,12 @@ export interface CrawlState {
 
 export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
   const spec = validate(input);
-  const state: CrawlState = carried ?? { startedAtMs: Date.now(), budgetLeft: spec.maxPages, origins: {}, inbox: [] };
+  const state: CrawlState = carried ?? {
+    startedAtMs: Date.now(),
+    budgetLeft: spec.maxPages,
+    origins: {},
+    inbox: [],
+  };
   let phase: CrawlProgress['phase'] = carried ? 'crawling' : 'starting';
 
   setHandler(discoveredSignal, (batch) => {
@@ -103,7 +113,13 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     const entry = state.origins[origin];
     if (!entry) {
       const workflowId = originWorkflowId(spec.crawlId, origin);
-      state.origins[origin] = { workflowId, sentBatches: 0, idle: false, done: false, stats: emptyOriginStats() };
+      state.origins[origin] = {
+        workflowId,
+        sentBatches: 0,
+        idle: false,
+        done: false,
+        stats: emptyOriginStats(),
+      };
       await startChild(originWorkflow, {
         workflowId,
         taskQueue: TASK_QUEUES.crawl,
@@ -115,7 +131,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     }
     entry.sentBatches++;
     entry.idle = false;
-    await getExternalWorkflowHandle(entry.workflowId).signal(enqueueSignal, { seq: entry.sentBatches, items });
+    await getExternalWorkflowHandle(entry.workflowId).signal(enqueueSignal, {
+      seq: entry.sentBatches,
+      items,
+    });
   }
 
   async function handle(event: InboxEvent): Promise<void> {
@@ -133,7 +152,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     if (report.quotaWanted > 0) {
       const granted = Math.min(report.quotaWanted, state.budgetLeft);
       state.budgetLeft -= granted;
-      await getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, { granted, exhausted: granted === 0 });
+      await getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, {
+        granted,
+        exhausted: granted === 0,
+      });
     }
     if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
     if (report.done) entry.done = true;
@@ -145,7 +167,8 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   if (!carried) {
     const seeds = spec.seeds.map((seed) => {
       const url = canonicalizeUrl(seed);
-      if (!url) throw ApplicationFailure.nonRetryable(`seed is not a valid http(s) URL: ${seed}`, 'InvalidCrawlSpec');
+      if (!url)
+        throw ApplicationFailure.nonRetryable(`seed is not a valid http(s) URL: ${seed}`, 'InvalidCrawlSpec');
       return url;
     });
     const { claimed } = await registerCrawl({ spec, seeds });
@@ -203,7 +226,8 @@ function validate(input: CrawlSpecInput): CrawlSpec {
   try {
     return parseCrawlSpec(input, workflowId.replace(/^crawl-/, ''));
   } catch (error) {
-    if (error instanceof InvalidCrawlSpecError) throw ApplicationFailure.nonRetryable(error.message, error.name);
+    if (error instanceof InvalidCrawlSpecError)
+      throw ApplicationFailure.nonRetryable(error.message, error.name);
     throw error;
   }
 }
@@ -219,6 +243,7 @@ function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
     pagesIndexed: totals.indexed,
     links: totals.links,
     errors: totals.errors,
+    skipped: totals.skipped,
     robotsBlocked: totals.robotsBlocked,
     notModified: totals.notModified,
     bytes: totals.bytes,

@@ -14,6 +14,8 @@ export interface FrontierItem {
 export interface OriginStats {
   fetched: number;
   errors: number;
+  /** Fetched but not a page (another content type): not an error, not stored. */
+  skipped: number;
   links: number;
   indexed: number;
   bytes: number;
@@ -29,7 +31,17 @@ export interface OriginStats {
 }
 
 export function emptyOriginStats(): OriginStats {
-  return { fetched: 0, errors: 0, links: 0, indexed: 0, bytes: 0, notModified: 0, robotsBlocked: 0, droppedByBudget: 0 };
+  return {
+    fetched: 0,
+    errors: 0,
+    skipped: 0,
+    links: 0,
+    indexed: 0,
+    bytes: 0,
+    notModified: 0,
+    robotsBlocked: 0,
+    droppedByBudget: 0,
+  };
 }
 
 export type OriginPhase = 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
@@ -81,6 +93,8 @@ export interface CrawlSummary {
   pagesIndexed: number;
   links: number;
   errors: number;
+  /** Responses that were not HTML pages. */
+  skipped: number;
   robotsBlocked: number;
   notModified: number;
   bytes: number;
@@ -115,6 +129,7 @@ export function sumStats(all: readonly OriginStats[]): OriginStats {
   for (const stats of all) {
     total.fetched += stats.fetched;
     total.errors += stats.errors;
+    total.skipped += stats.skipped;
     total.links += stats.links;
     total.indexed += stats.indexed;
     total.bytes += stats.bytes;

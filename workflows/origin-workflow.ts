@@ -3,8 +3,9 @@
  * origin are strictly sequential (one fetch activity in flight) and spaced by a durable timer,
  * so politeness survives any worker crash: the timer lives in Temporal, not in a process.
  */
+
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
-  type ChildWorkflowHandle,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
@@ -16,7 +17,6 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ActivityApi } from '../activities/types';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
@@ -42,7 +42,12 @@ const { fetchAndStore } = proxyActivities<ActivityApi>({
   // a crashed worker's attempt be retried within seconds instead of minutes.
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 3,
+  },
 });
 
 /** Quota asked of the crawl at a time: fewer round trips, little budget stranded per origin. */
@@ -70,6 +75,11 @@ export interface OriginState {
   pendingRelay: Record<string, FrontierItem[]>;
 }
 
+interface PageOutcome {
+  indexed: boolean;
+  error?: string;
+}
+
 export interface OriginResult {
   origin: string;
   stats: OriginStats;
@@ -86,7 +96,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     pendingRelay: {},
   };
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
-  const pageChildren: Array<ChildWorkflowHandle<typeof pageWorkflow>> = [];
+  const pageChildren: Array<Promise<PageOutcome>> = [];
   let phase: OriginPhase = 'fetching';
   let finishRequested = false;
   let quotaPending = false;
@@ -116,7 +126,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
   function progress(): OriginProgress {
     const { firstFetchAtMs, lastFetchAtMs, fetched } = state.stats;
-    const spanMs = firstFetchAtMs !== undefined && lastFetchAtMs !== undefined ? lastFetchAtMs - firstFetchAtMs : 0;
+    const spanMs =
+      firstFetchAtMs !== undefined && lastFetchAtMs !== undefined ? lastFetchAtMs - firstFetchAtMs : 0;
     return {
       origin,
       workflowId: workflowInfo().workflowId,
@@ -157,14 +168,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
   async function drainPageChildren(): Promise<void> {
     while (pageChildren.length > 0) {
-      const child = pageChildren.shift();
-      if (!child) break;
-      try {
-        const result = await child.result();
-        if (result.indexed) state.stats.indexed++;
-      } catch (error) {
+      const outcome = await pageChildren.shift();
+      if (outcome?.indexed) state.stats.indexed++;
+      else if (outcome?.error) {
         state.stats.errors++;
-        state.stats.lastError = `page workflow ${child.workflowId} failed: ${(error as Error).message}`;
+        state.stats.lastError = outcome.error;
       }
     }
   }
@@ -207,7 +215,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
     if (result.outcome === 'not-modified') state.stats.notModified++;
     if (result.error) {
-      state.stats.errors++;
+      if (result.outcome === 'unsupported-content-type') state.stats.skipped++;
+      else state.stats.errors++;
       state.stats.lastError = `${item.url}: ${result.error}`;
     }
     for (const found of result.discovered) {
@@ -217,22 +226,31 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         (state.pendingRelay[found.origin] ??= []).push({ url: found.url, depth: found.depth });
       }
     }
-    if (result.pageId !== undefined) await startPage(result.pageId);
+    if (result.pageId !== undefined) startPage(result.pageId);
   }
 
-  async function startPage(pageId: number): Promise<void> {
-    try {
-      pageChildren.push(
-        await startChild(pageWorkflow, {
-          workflowId: pageWorkflowId(spec.crawlId, pageId),
-          taskQueue: TASK_QUEUES.crawl,
-          args: [{ crawlId: spec.crawlId, pageId }],
-        }),
-      );
-    } catch (error) {
-      // The same page reached twice in one crawl (a redirect alias): its workflow already runs.
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+  /**
+   * Starts the page's workflow without waiting for it, so the next fetch is scheduled in the same
+   * workflow task; its outcome is collected before the origin reports idle or continues as new.
+   */
+  function startPage(pageId: number): void {
+    const workflowId = pageWorkflowId(spec.crawlId, pageId);
+    pageChildren.push(
+      startChild(pageWorkflow, {
+        workflowId,
+        taskQueue: TASK_QUEUES.crawl,
+        args: [{ crawlId: spec.crawlId, pageId }],
+      })
+        .then((child) => child.result())
+        .then(
+          (result): PageOutcome => ({ indexed: result.indexed }),
+          (error: unknown): PageOutcome =>
+            // The same page reached twice in one crawl (a redirect alias): its workflow already ran.
+            error instanceof WorkflowExecutionAlreadyStartedError
+              ? { indexed: false }
+              : { indexed: false, error: `page workflow ${workflowId} failed: ${(error as Error).message}` },
+        ),
+    );
   }
 
   const relayPending = () => Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);

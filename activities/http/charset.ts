@@ -15,12 +15,27 @@ export interface DecodedBody {
 
 const META_SNIFF_BYTES = 1024;
 
+/**
+ * Node 20's TextDecoder decodes `windows-1252` (and so `iso-8859-1`, `latin1`, `ascii`) as ISO-8859-1,
+ * turning 0x80-0x9F into C1 controls instead of € ‚ ƒ „ … ’ “ ” – — ™ and friends. Checked once at load;
+ * when the runtime is right, the native decoder is used.
+ */
+const NATIVE_WINDOWS_1252_OK = new TextDecoder('windows-1252').decode(Uint8Array.of(0x80)) === '\u20ac';
+
+/** Code points of bytes 0x80-0x9F in windows-1252 (WHATWG index; unassigned bytes map to U+0080-U+009F). */
+const WINDOWS_1252_HIGH = [
+  0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152,
+  0x008d, 0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122,
+  0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178,
+];
+
 export function decodeBody(bytes: Buffer, contentTypeHeader?: string): DecodedBody {
   const bom = sniffBom(bytes);
   if (bom !== undefined) return { text: decodeWith(bom, bytes), charset: bom, source: 'bom' };
 
   const fromHeader = resolveLabel(charsetFromContentType(contentTypeHeader));
-  if (fromHeader !== undefined) return { text: decodeWith(fromHeader, bytes), charset: fromHeader, source: 'header' };
+  if (fromHeader !== undefined)
+    return { text: decodeWith(fromHeader, bytes), charset: fromHeader, source: 'header' };
 
   let fromMeta = resolveLabel(sniffMetaCharset(bytes));
   if (fromMeta !== undefined) {
@@ -73,7 +88,10 @@ function decodeWith(encoding: string, bytes: Buffer): string {
  * Latin-1, which keeps ASCII intact) for `charset=` or `http-equiv=content-type` with a charset in `content`.
  */
 export function sniffMetaCharset(bytes: Buffer): string | undefined {
-  const head = bytes.subarray(0, META_SNIFF_BYTES).toString('latin1').replace(/<!--[\s\S]*?(?:-->|$)/g, '');
+  const head = bytes
+    .subarray(0, META_SNIFF_BYTES)
+    .toString('latin1')
+    .replace(/<!--[\s\S]*?(?:-->|$)/g, '');
   for (const tag of head.matchAll(/<meta[\s/][^>]*>?/gi)) {
     const attrs = parseAttributes(tag[0].slice(5));
     const charset = attrs.get('charset');
@@ -97,22 +115,10 @@ function parseAttributes(text: string): Map<string, string> {
   return attrs;
 }
 
-/**
- * Node 20's TextDecoder decodes `windows-1252` (and so `iso-8859-1`, `latin1`, `ascii`) as ISO-8859-1,
- * turning 0x80-0x9F into C1 controls instead of € ‚ ƒ „ … ’ “ ” – — ™ and friends. Checked once at load;
- * when the runtime is right, the native decoder is used.
- */
-const NATIVE_WINDOWS_1252_OK = new TextDecoder('windows-1252').decode(Uint8Array.of(0x80)) === '\u20ac';
-
-/** Code points of bytes 0x80-0x9F in windows-1252 (WHATWG index; unassigned bytes map to U+0080-U+009F). */
-const WINDOWS_1252_HIGH = [
-  0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008d,
-  0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a,
-  0x0153, 0x009d, 0x017e, 0x0178,
-];
-
 function decodeWindows1252(bytes: Buffer): string {
   return bytes
     .toString('latin1')
-    .replace(/[\u0080-\u009f]/g, (c) => String.fromCharCode(WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80] ?? c.charCodeAt(0)));
+    .replace(/[\u0080-\u009f]/g, (c) =>
+      String.fromCharCode(WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80] ?? c.charCodeAt(0)),
+    );
 }

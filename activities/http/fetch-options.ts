@@ -84,7 +84,10 @@ export function mergeFetchOptions(options: FetchPageOptions): ResolvedFetchOptio
   if (!Number.isSafeInteger(merged.maxRedirects) || merged.maxRedirects < 0) {
     throw new InvalidFetchOptionsError('maxRedirects', `must be an integer >= 0, got ${merged.maxRedirects}`);
   }
-  if (merged.allowedContentTypes.length === 0 || merged.allowedContentTypes.some((t) => !/^[^/\s]+\/[^/\s]+$/.test(t))) {
+  if (
+    merged.allowedContentTypes.length === 0 ||
+    merged.allowedContentTypes.some((t) => !/^[^/\s]+\/[^/\s]+$/.test(t))
+  ) {
     throw new InvalidFetchOptionsError('allowedContentTypes', 'must be a non-empty list of type/subtype');
   }
   const headerValues: Record<string, string | undefined> = {
@@ -99,7 +102,8 @@ export function mergeFetchOptions(options: FetchPageOptions): ResolvedFetchOptio
     }
   }
   for (const name of Object.keys(merged.extraHeaders)) {
-    if (RESERVED_HEADERS.has(name)) throw new InvalidFetchOptionsError('extraHeaders', `${name} is set by fetchPage`);
+    if (RESERVED_HEADERS.has(name))
+      throw new InvalidFetchOptionsError('extraHeaders', `${name} is set by fetchPage`);
   }
   return merged;
 }

@@ -39,7 +39,12 @@ interface Chain {
 /** What one hop produced: a final result, or a redirect to follow. */
 type HopOutcome =
   | { readonly kind: 'result'; readonly result: FetchPageResult }
-  | { readonly kind: 'redirect'; readonly location: string; readonly status: number; readonly headers: SelectedHeaders };
+  | {
+      readonly kind: 'redirect';
+      readonly location: string;
+      readonly status: number;
+      readonly headers: SelectedHeaders;
+    };
 
 export async function fetchPage(url: string, options: FetchPageOptions): Promise<FetchPageResult> {
   const opts = mergeFetchOptions(options);
@@ -98,6 +103,8 @@ async function fetchHop(current: string, opts: ResolvedFetchOptions, chain: Chai
         method: 'GET',
         path: `${target.url.pathname}${target.url.search}`,
         headers: requestHeaders(opts),
+        // undici enforces these on a coarse timer wheel (about 0.5-1 s late at worst). bodyTimeout is
+        // undici's idle timeout; readBody adds the total-time limit on top.
         headersTimeout: opts.headersTimeoutMs,
         bodyTimeout: opts.bodyTimeoutMs,
         ...(opts.signal ? { signal: opts.signal } : {}),
@@ -268,9 +275,11 @@ const UNDICI_TIMEOUTS: Readonly<Record<string, TimeoutPhase>> = {
 
 /** Maps a thrown error to the network-error fields; timeouts get code ETIMEDOUT and their phase. */
 function networkError(err: unknown): { code: string; message: string; timeout?: TimeoutPhase } {
-  if (err instanceof FetchTimeoutError) return { code: 'ETIMEDOUT', message: err.message, timeout: err.phase };
+  if (err instanceof FetchTimeoutError)
+    return { code: 'ETIMEDOUT', message: err.message, timeout: err.phase };
   const error = err instanceof Error ? err : new Error(String(err));
-  const nested = error instanceof AggregateError ? (error.errors[0] as { code?: unknown } | undefined) : undefined;
+  const nested =
+    error instanceof AggregateError ? (error.errors[0] as { code?: unknown } | undefined) : undefined;
   const rawCode = (error as { code?: unknown }).code ?? nested?.code;
   const code = typeof rawCode === 'string' ? rawCode : 'UNKNOWN';
   const message = error.message || (error instanceof AggregateError ? String(error.errors[0]) : code);

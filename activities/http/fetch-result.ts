@@ -20,7 +20,7 @@ export type SelectedHeaders = Partial<Record<SelectedHeaderName, string>>;
 export interface FetchTimings {
   /** Wall-clock start, ms since the epoch. */
   readonly startedAtMs: number;
-  /** From start to the final response's headers (all redirect hops included). */
+  /** From start to the headers of the last response received (redirect hops included). */
   readonly ttfbMs?: number;
   readonly totalMs: number;
 }
@@ -37,9 +37,9 @@ export interface FetchResultBase {
   /** Selected headers of the last response. */
   readonly headers: SelectedHeaders;
   readonly timings: FetchTimings;
-  /** Body bytes read after decompression (for `too-large`: how many were read before stopping). */
+  /** Body bytes after decompression that were accepted (never more than one chunk past the cap). */
   readonly bytes: number;
-  /** Body bytes read from the connection, before decompression. */
+  /** Body bytes read from the connection before decompression; for `too-large`, where reading stopped. */
   readonly wireBytes: number;
 }
 

@@ -8,4 +8,4 @@ export {
 } from './fetch-options.ts';
 export { fetchPage } from './fetch-page.ts';
 export type * from './fetch-result.ts';
-export { checkUrl, type Resolver, type ResolvedAddress, systemResolver } from './ssrf-guard.ts';
+export { checkUrl, type ResolvedAddress, type Resolver, systemResolver } from './ssrf-guard.ts';

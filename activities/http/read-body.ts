@@ -66,7 +66,10 @@ class InflateAuto extends Transform {
         return;
       }
       const first = chunk[0] ?? 0;
-      const inner = (first & 0x0f) === 0x08 ? zlib.createInflate(this.zlibOptions) : zlib.createInflateRaw(this.zlibOptions);
+      const inner =
+        (first & 0x0f) === 0x08
+          ? zlib.createInflate(this.zlibOptions)
+          : zlib.createInflateRaw(this.zlibOptions);
       inner.on('data', (data: Buffer) => {
         if (!this.push(data)) inner.pause();
       });
@@ -100,7 +103,11 @@ class InflateAuto extends Transform {
  * Reads the whole body within the limits and returns the decoded (decompressed) bytes. Rejects with
  * `BodyTooLargeError`, `FetchTimeoutError('body')`, the signal's reason on abort, or a stream/zlib error.
  */
-export async function readBody(source: Readable, options: ReadBodyOptions, progress: BodyProgress): Promise<Buffer> {
+export async function readBody(
+  source: Readable,
+  options: ReadBodyOptions,
+  progress: BodyProgress,
+): Promise<Buffer> {
   const { maxBodyBytes, bodyTimeoutMs, signal } = options;
   signal?.throwIfAborted();
   let failure: unknown;

@@ -3,8 +3,9 @@
  * undici client that connects only to those checked addresses (no DNS-rebinding gap between check and
  * connect). Used on every hop of a redirect chain.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
+
 import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { Client } from 'undici';
 import { type AddressClass, canonicalIp, classifyAddress, parseIp } from '../../domain/ip-policy.ts';

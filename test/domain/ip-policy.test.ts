@@ -125,7 +125,9 @@ describe('parsing', () => {
   });
 
   it('expands :: and a dotted IPv4 tail', () => {
-    expect(parseIPv6('::ffff:1.2.3.4')?.bytes).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4]);
+    expect(parseIPv6('::ffff:1.2.3.4')?.bytes).toEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4,
+    ]);
     expect(parseIPv6('1::')?.bytes.slice(0, 2)).toEqual([0, 1]);
     expect(parseIPv6('1:2:3:4:5:6:7::')?.bytes.slice(12)).toEqual([0, 7, 0, 0]);
   });

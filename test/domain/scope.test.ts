@@ -155,7 +155,9 @@ describe('compileScope and validateScopeSpec', () => {
   });
 
   it('requires a seed', () => {
-    expect(validateScopeSpec({ mode: 'same-origin', seeds: [] })).toEqual(['at least one seed URL is required']);
+    expect(validateScopeSpec({ mode: 'same-origin', seeds: [] })).toEqual([
+      'at least one seed URL is required',
+    ]);
   });
 
   it('accepts a good spec', () => {
@@ -220,5 +222,16 @@ describe('isDeniedByDefault', () => {
   it('denies unparsable URLs and exports its word list', () => {
     expect(isDeniedByDefault('::')).toBe(true);
     expect(DENIED_PATH_SEGMENTS).toContain('checkout');
+  });
+});
+
+describe('validateScopeSpec on untrusted JSON', () => {
+  it('reports fields of the wrong shape', () => {
+    const spec = JSON.parse('{"mode":"same-origin","seeds":"http://a.example/","domains":[1]}') as ScopeSpec;
+    expect(validateScopeSpec(spec)).toEqual([
+      'seeds must be a list of strings',
+      'at least one seed URL is required',
+      'domains must be a list of strings',
+    ]);
   });
 });

@@ -21,8 +21,12 @@ describe('trapReason', () => {
   });
 
   it('flags a path segment repeated more than the limit', () => {
-    expect(trapReason('https://example.com/a/b/a/b/a/b/a/b')).toBe('path segment "a" repeats more than 3 times');
-    expect(trapReason('https://example.com/x/x/x', { maxRepeatedSegments: 2 })).toMatch(/"x" repeats more than 2/);
+    expect(trapReason('https://example.com/a/b/a/b/a/b/a/b')).toBe(
+      'path segment "a" repeats more than 3 times',
+    );
+    expect(trapReason('https://example.com/x/x/x', { maxRepeatedSegments: 2 })).toMatch(
+      /"x" repeats more than 2/,
+    );
   });
 
   it('flags too many query parameters', () => {
@@ -32,19 +36,29 @@ describe('trapReason', () => {
   });
 
   it('flags calendar paths beyond the year bounds', () => {
-    expect(trapReason('https://example.com/calendar/2150/03/')).toBe('calendar path with year 2150, after 2100');
-    expect(trapReason('https://example.com/calendar/1899/12/')).toBe('calendar path with year 1899, before 1970');
+    expect(trapReason('https://example.com/calendar/2150/03/')).toBe(
+      'calendar path with year 2150, after 2100',
+    );
+    expect(trapReason('https://example.com/calendar/1899/12/')).toBe(
+      'calendar path with year 1899, before 1970',
+    );
     expect(trapReason('https://example.com/cal/2027/01', { maxYear: 2026 })).toMatch(/after 2026/);
     expect(trapReason('https://example.com/cal/2027-01-05', { maxYear: 2026 })).toMatch(/year 2027/);
   });
 
   it('flags deep calendar paths with several dates', () => {
-    expect(trapReason('https://example.com/2024/01/2024/02/')).toBe('calendar path with 2 dates, over the limit of 1');
+    expect(trapReason('https://example.com/2024/01/2024/02/')).toBe(
+      'calendar path with 2 dates, over the limit of 1',
+    );
   });
 
   it('flags calendar query parameters beyond the bounds', () => {
-    expect(trapReason('https://example.com/events?month=2301-05')).toMatch(/calendar parameter month=2301-05, after 2100/);
-    expect(trapReason('https://example.com/events?year=1901&m=3')).toMatch(/calendar parameter year=1901, before 1970/);
+    expect(trapReason('https://example.com/events?month=2301-05')).toMatch(
+      /calendar parameter month=2301-05, after 2100/,
+    );
+    expect(trapReason('https://example.com/events?year=1901&m=3')).toMatch(
+      /calendar parameter year=1901, before 1970/,
+    );
     expect(trapReason('https://example.com/events?id=1901')).toBeUndefined();
   });
 

@@ -40,7 +40,9 @@ describe('canonicalizeUrl', () => {
   });
 
   it('resolves relative URLs against a base', () => {
-    expect(canonicalizeUrl('../x?b=2&a=1#top', 'http://example.com/a/b/c')).toBe('http://example.com/a/x?a=1&b=2');
+    expect(canonicalizeUrl('../x?b=2&a=1#top', 'http://example.com/a/b/c')).toBe(
+      'http://example.com/a/x?a=1&b=2',
+    );
     expect(canonicalizeUrl('//other.example/p', 'https://example.com/')).toBe('https://other.example/p');
     expect(canonicalizeUrl('?q=1', 'http://example.com/a/b?z=9')).toBe('http://example.com/a/b?q=1');
     expect(canonicalizeUrl('relative')).toBeNull();
@@ -48,12 +50,15 @@ describe('canonicalizeUrl', () => {
   });
 
   it('normalises percent-encoding: upper-case hex, decoded unreserved, reserved kept', () => {
-    expect(canonicalizeUrl('http://example.com/%7euser/%41%2d%5F%2e%7E')).toBe('http://example.com/~user/A-_.~');
+    expect(canonicalizeUrl('http://example.com/%7euser/%41%2d%5F%2e%7E')).toBe(
+      'http://example.com/~user/A-_.~',
+    );
     expect(canonicalizeUrl('http://example.com/a%2fb%3a%3F%23')).toBe('http://example.com/a%2Fb%3A%3F%23');
     expect(canonicalizeUrl('http://example.com/caf%c3%a9')).toBe('http://example.com/caf%C3%A9');
     expect(canonicalizeUrl('http://example.com/café')).toBe('http://example.com/caf%C3%A9');
     expect(canonicalizeUrl('http://example.com/?q=%7e%2f%26')).toBe('http://example.com/?q=~%2F%26');
-    expect(canonicalizeUrl('http://example.com/100%zz')).toBe('http://example.com/100%zz');
+    expect(canonicalizeUrl('http://example.com/100%zz?p=5%')).toBe('http://example.com/100%25zz?p=5%25');
+    expect(canonicalizeUrl('http://example.com/%%41a%4%31')).toBe('http://example.com/%25Aa%2541');
   });
 
   it('sorts query parameters by key, keeping the order of equal keys, and drops empty pairs', () => {
@@ -78,7 +83,9 @@ describe('canonicalizeUrl', () => {
       expect(canonicalizeUrl(`http://example.com/?${key}=abc&k=v`)).toBe('http://example.com/?k=v');
     }
     expect(canonicalizeUrl('http://example.com/PHPSESSID?PHPSESSID=1')).toBe('http://example.com/PHPSESSID');
-    expect(canonicalizeUrl('http://example.com/a/page;jsessionid=ABC123?x=1')).toBe('http://example.com/a/page?x=1');
+    expect(canonicalizeUrl('http://example.com/a/page;jsessionid=ABC123?x=1')).toBe(
+      'http://example.com/a/page?x=1',
+    );
     expect(canonicalizeUrl('http://example.com/a;JSESSIONID=1/b')).toBe('http://example.com/a/b');
     expect(canonicalizeUrl('http://example.com/a/.;jsessionid=1/b')).toBe('http://example.com/a/b');
     expect(canonicalizeUrl('http://example.com/a;v=1/b')).toBe('http://example.com/a;v=1/b');
@@ -164,14 +171,52 @@ function mulberry32(seed: number): () => number {
 function generateUrl(random: () => number): string {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const scheme = pick(['http', 'https', 'HTTP', 'HtTpS']);
-  const host = pick(['example.com', 'EXAMPLE.org.', 'sub.Example.co.uk', 'bücher.de', '127.0.0.1', '[::1]', 'xn--nxasmq6b.com']);
+  const host = pick([
+    'example.com',
+    'EXAMPLE.org.',
+    'sub.Example.co.uk',
+    'bücher.de',
+    '127.0.0.1',
+    '[::1]',
+    'xn--nxasmq6b.com',
+  ]);
   const port = pick(['', '', ':80', ':443', ':8080']);
   const segments = Array.from({ length: Math.floor(random() * 5) }, () =>
-    pick(['a', 'B', '.', '..', '%7e', '%2f', '%41', 'caf%c3%a9', 'x y', 'p;jsessionid=9', '%2e%2E', 'é', '~', 'a%zz', '']),
+    pick([
+      'a',
+      'B',
+      '.',
+      '..',
+      '%7e',
+      '%2f',
+      '%41',
+      'caf%c3%a9',
+      'x y',
+      'p;jsessionid=9',
+      '%2e%2E',
+      'é',
+      '~',
+      'a%zz',
+      '',
+    ]),
   );
   const trailing = pick(['', '/']);
   const params = Array.from({ length: Math.floor(random() * 5) }, () =>
-    pick(['b=2', 'a=1', 'a=0', 'utm_source=x', 'sid=3', 'q=%7e', 'q=a+b', 'empty=', 'flag', '', 'k=%2F', 'z=é', 'x=a b']),
+    pick([
+      'b=2',
+      'a=1',
+      'a=0',
+      'utm_source=x',
+      'sid=3',
+      'q=%7e',
+      'q=a+b',
+      'empty=',
+      'flag',
+      '',
+      'k=%2F',
+      'z=é',
+      'x=a b',
+    ]),
   );
   const query = params.length > 0 || random() < 0.2 ? `?${params.join('&')}` : '';
   const fragment = pick(['', '', '#top', '#', '#a?b']);

@@ -7,7 +7,11 @@ const CAFE_1252 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x80]);
 const NIHONGO_SJIS = Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]);
 
 const html = (head: string, body: Buffer): Buffer =>
-  Buffer.concat([Buffer.from(`<!doctype html><html><head>${head}</head><body>`), body, Buffer.from('</body></html>')]);
+  Buffer.concat([
+    Buffer.from(`<!doctype html><html><head>${head}</head><body>`),
+    body,
+    Buffer.from('</body></html>'),
+  ]);
 
 describe('decodeBody', () => {
   it('uses the Content-Type charset', () => {
@@ -53,7 +57,10 @@ describe('decodeBody', () => {
 
   it('honours a BOM first and strips it', () => {
     const utf8 = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('héllo')]);
-    expect(decodeBody(utf8, 'text/html; charset=windows-1252')).toMatchObject({ text: 'héllo', source: 'bom' });
+    expect(decodeBody(utf8, 'text/html; charset=windows-1252')).toMatchObject({
+      text: 'héllo',
+      source: 'bom',
+    });
     const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('hé', 'utf16le')]);
     expect(decodeBody(utf16le)).toMatchObject({ text: 'hé', charset: 'utf-16le' });
   });

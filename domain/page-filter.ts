@@ -1,0 +1,106 @@
+/**
+ * URLs whose file extension says they are not a page (archives, media, notebooks, source
+ * files, office documents). Skipping them before the request saves the origin a fetch the
+ * crawler would throw away; a page served from such a path is rare enough to accept the loss.
+ */
+export const NON_PAGE_EXTENSIONS: readonly string[] = [
+  // archives and binaries
+  '7z',
+  'apk',
+  'bin',
+  'bz2',
+  'deb',
+  'dmg',
+  'exe',
+  'gz',
+  'iso',
+  'jar',
+  'msi',
+  'rar',
+  'rpm',
+  'tar',
+  'tgz',
+  'whl',
+  'xz',
+  'zip',
+  // images, audio, video, fonts
+  'avif',
+  'bmp',
+  'gif',
+  'ico',
+  'jpeg',
+  'jpg',
+  'png',
+  'svg',
+  'tif',
+  'tiff',
+  'webp',
+  'aac',
+  'flac',
+  'm4a',
+  'mp3',
+  'ogg',
+  'wav',
+  'avi',
+  'm4v',
+  'mkv',
+  'mov',
+  'mp4',
+  'mpeg',
+  'webm',
+  'wmv',
+  'eot',
+  'otf',
+  'ttf',
+  'woff',
+  'woff2',
+  // documents and data
+  'csv',
+  'doc',
+  'docx',
+  'epub',
+  'odp',
+  'ods',
+  'odt',
+  'pdf',
+  'ppt',
+  'pptx',
+  'ps',
+  'rtf',
+  'xls',
+  'xlsx',
+  'ipynb',
+  'json',
+  'xml',
+  'yaml',
+  'yml',
+  // code and assets
+  'css',
+  'js',
+  'map',
+  'mjs',
+  'py',
+  'rs',
+  'c',
+  'h',
+  'cpp',
+  'java',
+  'go',
+  'rb',
+  'sh',
+];
+
+const EXTENSIONS = new Set(NON_PAGE_EXTENSIONS);
+
+/** True when the URL's last path segment ends in a known non-page extension. */
+export function hasNonPageExtension(url: string): boolean {
+  let pathname: string;
+  try {
+    pathname = new URL(url).pathname;
+  } catch {
+    return false;
+  }
+  const lastSegment = pathname.slice(pathname.lastIndexOf('/') + 1);
+  const dot = lastSegment.lastIndexOf('.');
+  return dot > 0 && EXTENSIONS.has(lastSegment.slice(dot + 1).toLowerCase());
+}

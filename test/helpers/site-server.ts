@@ -1,0 +1,117 @@
+/**
+ * A real HTTP server on loopback serving a folder of files, logging every request with its own
+ * timestamps: the evidence politeness and exactly-once tests assert on. Per-path overrides let
+ * a test add robots.txt, redirects or failures without touching the files.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  userAgent: string;
+  startedAtMs: number;
+  endedAtMs: number;
+  status: number;
+}
+
+export type RouteHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+export interface SiteServer {
+  url: string;
+  origin: string;
+  port: number;
+  host: string;
+  log: RequestLogEntry[];
+  /** Adds or replaces a handler for one exact path (query ignored). */
+  route(pathname: string, handler: RouteHandler): void;
+  close(): Promise<void>;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.htm': 'text/html; charset=utf-8',
+  '.css': 'text/css',
+  '.js': 'text/javascript',
+  '.json': 'application/json',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
+  '.xml': 'application/xml',
+};
+
+export async function serveSite(
+  root: string | undefined,
+  options: { host?: string; port?: number } = {},
+): Promise<SiteServer> {
+  const host = options.host ?? '127.0.0.1';
+  const routes = new Map<string, RouteHandler>();
+  const log: RequestLogEntry[] = [];
+
+  const server = http.createServer((req, res) => {
+    const entry: RequestLogEntry = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      userAgent: req.headers['user-agent'] ?? '',
+      startedAtMs: Date.now(),
+      endedAtMs: 0,
+      status: 0,
+    };
+    log.push(entry);
+    res.on('finish', () => {
+      entry.endedAtMs = Date.now();
+      entry.status = res.statusCode;
+    });
+    const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    const handler = routes.get(pathname);
+    if (handler) return handler(req, res);
+    if (!root) return notFound(res);
+    serveFile(root, pathname, res);
+  });
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://${host}:${port}`;
+  return {
+    url: `${origin}/`,
+    origin,
+    port,
+    host,
+    log,
+    route: (pathname, handler) => routes.set(pathname, handler),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function notFound(res: http.ServerResponse): void {
+  res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not found</h1>');
+}
+
+function serveFile(root: string, pathname: string, res: http.ServerResponse): void {
+  let file = path.join(root, path.normalize(pathname));
+  if (!file.startsWith(path.resolve(root))) return notFound(res);
+  try {
+    let stats = statSync(file);
+    if (stats.isDirectory()) {
+      if (!pathname.endsWith('/')) {
+        res.writeHead(301, { location: `${pathname}/` }).end();
+        return;
+      }
+      file = path.join(file, 'index.html');
+      stats = statSync(file);
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'content-length': stats.size,
+    });
+    createReadStream(file).pipe(res);
+  } catch {
+    notFound(res);
+  }
+}
