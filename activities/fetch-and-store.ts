@@ -53,7 +53,7 @@ export function createFetchAndStore({ db }: FetchAndStoreDeps) {
         signal: context.cancellationSignal,
       });
       await recordFetch(db, input, fetched);
-      if (fetched.kind !== 'ok') return failed(input, fetched);
+      if (fetched.kind !== 'ok') return failed(fetched);
       return await store(db, input, fetched, scopeFor(input.crawlId, input.spec));
     } finally {
       clearInterval(beat);
@@ -81,10 +81,7 @@ async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: Fet
 }
 
 /** Non-ok outcomes: transient ones go back to Temporal for a retry, the rest are results. */
-function failed(
-  input: FetchAndStoreInput,
-  fetched: Exclude<FetchPageResult, { kind: 'ok' }>,
-): FetchAndStoreResult {
+function failed(fetched: Exclude<FetchPageResult, { kind: 'ok' }>): FetchAndStoreResult {
   const error = describeFailure(fetched);
   const transient =
     fetched.kind === 'network-error' ||

@@ -22,6 +22,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
+import { pushTo } from '../domain/collections';
 import {
   type CrawlSpec,
   type CrawlSpecInput,
@@ -173,7 +174,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     });
     const { claimed } = await registerCrawl({ spec, seeds });
     const byOrigin: Record<string, FrontierItem[]> = {};
-    for (const url of claimed) (byOrigin[originOf(url)] ??= []).push({ url, depth: 0 });
+    for (const url of claimed) pushTo(byOrigin, originOf(url), { url, depth: 0 });
     state.inbox.push({ kind: 'discovered', batch: { byOrigin } });
     phase = 'crawling';
   }

@@ -18,6 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
+import { pushTo } from '../domain/collections';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
@@ -223,7 +224,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       if (found.origin === origin) {
         if (!state.budgetExhausted) state.frontier.push({ url: found.url, depth: found.depth });
       } else {
-        (state.pendingRelay[found.origin] ??= []).push({ url: found.url, depth: found.depth });
+        pushTo(state.pendingRelay, found.origin, { url: found.url, depth: found.depth });
       }
     }
     if (result.pageId !== undefined) startPage(result.pageId);

@@ -66,8 +66,14 @@ export async function serveSite(
     });
     const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     const handler = routes.get(pathname);
-    if (handler) return handler(req, res);
-    if (!root) return notFound(res);
+    if (handler) {
+      handler(req, res);
+      return;
+    }
+    if (!root) {
+      notFound(res);
+      return;
+    }
     serveFile(root, pathname, res);
   });
 
@@ -95,7 +101,10 @@ function notFound(res: http.ServerResponse): void {
 
 function serveFile(root: string, pathname: string, res: http.ServerResponse): void {
   let file = path.join(root, path.normalize(pathname));
-  if (!file.startsWith(path.resolve(root))) return notFound(res);
+  if (!file.startsWith(path.resolve(root))) {
+    notFound(res);
+    return;
+  }
   try {
     let stats = statSync(file);
     if (stats.isDirectory()) {

@@ -1,0 +1,86 @@
+/**
+ * A real crawl of the skopt-0.9 Sphinx site (156 HTML pages) served on 127.0.0.1, on a real
+ * Temporal dev server and a native Postgres with pgvector: every reachable page fetched exactly
+ * once, the link graph stored, and a second crawl adds no duplicates.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import type { CrawlSummary } from '../../workflows/messages';
+import { reachableHtmlPaths } from '../helpers/reachable';
+import { type SiteServer, serveSite } from '../helpers/site-server';
+import { unpackSite } from '../helpers/sites';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let site: SiteServer;
+let root: string;
+
+beforeAll(async () => {
+  root = unpackSite('skopt-0.9');
+  site = await serveSite(root);
+  stack = await startTestStack();
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await site?.close();
+});
+
+async function crawl(crawlId: string): Promise<CrawlSummary> {
+  return stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+    taskQueue: TASK_QUEUES.crawl,
+    workflowId: crawlWorkflowId(crawlId),
+    args: [{ crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: 1000 }],
+  });
+}
+
+describe('crawling the skopt-0.9 site', () => {
+  it('fetches every reachable HTML page exactly once and stores the link graph', async () => {
+    const expected = reachableHtmlPaths(root);
+    expect(expected.size).toBeGreaterThan(140);
+
+    const summary = await crawl('skopt-first');
+    expect(summary.status).toBe('completed');
+
+    const pages = await stack.db.query<{ url: string }>('SELECT url FROM pages WHERE crawl_id = $1', [
+      'skopt-first',
+    ]);
+    const fetchedPaths = new Set(pages.rows.map((row) => decodeURIComponent(new URL(row.url).pathname)));
+    expect([...expected].filter((p) => !fetchedPaths.has(p))).toEqual([]);
+    expect(summary.pagesFetched).toBe(pages.rows.length);
+    expect(summary.pagesIndexed).toBe(pages.rows.length);
+
+    const duplicates = await stack.db.query('SELECT url FROM pages GROUP BY url HAVING count(*) > 1');
+    expect(duplicates.rows).toEqual([]);
+
+    // The server's own log: no path was requested twice.
+    const perPath = new Map<string, number>();
+    for (const entry of site.log) perPath.set(entry.path, (perPath.get(entry.path) ?? 0) + 1);
+    expect([...perPath].filter(([, count]) => count > 1)).toEqual([]);
+
+    const edges = await stack.db.query<{ n: number }>('SELECT count(*)::int AS n FROM links');
+    expect(edges.rows[0]?.n).toBe(summary.links);
+    expect(summary.links).toBeGreaterThan(1000);
+    const anchor = await stack.db.query<{ anchor_text: string }>(
+      `SELECT l.anchor_text FROM links l JOIN pages p ON p.id = l.from_page_id
+       WHERE p.url = $1 AND l.to_url = $2`,
+      [site.url, `${site.origin}/getting_started.html`],
+    );
+    expect(anchor.rows.map((row) => row.anchor_text)).toContain('Getting Started');
+    console.info(`skopt: ${pages.rows.length} pages, ${summary.links} edges, ${site.log.length} requests`);
+  });
+
+  it('a second crawl of the same site adds no duplicate pages or edges', async () => {
+    const before = await counts();
+    const summary = await crawl('skopt-second');
+    expect(summary.status).toBe('completed');
+    expect(summary.pagesFetched).toBe(before.pages);
+    expect(await counts()).toEqual(before);
+  });
+});
+
+async function counts(): Promise<{ pages: number; links: number }> {
+  const pages = await stack.db.query<{ n: number }>('SELECT count(*)::int AS n FROM pages');
+  const links = await stack.db.query<{ n: number }>('SELECT count(*)::int AS n FROM links');
+  return { pages: pages.rows[0]?.n ?? 0, links: links.rows[0]?.n ?? 0 };
+}
