@@ -1,0 +1,185 @@
+/**
+ * Records the workflow histories that `test/workflows/replay.test.ts` replays against the
+ * current workflow code, so a change that would break running crawls fails a fast unit test
+ * instead of a production worker.
+ *
+ *   npx tsx scripts/record-histories.ts
+ *
+ * When to regenerate: only after an intentional change to workflow code that is guarded by
+ * `patched()` / `deprecatePatch()` (so old histories still replay), to add histories of the new
+ * code path next to the old ones — or when adding a new workflow. Never regenerate to make a
+ * failing replay test pass: a failure means running workflows would break on deploy. Keep the
+ * old files (rename them, e.g. `origin-primary.v1.json`, and add them to the manifest) for as
+ * long as workflows started by that code may still be running.
+ *
+ * What it does: starts the real test stack (Temporal dev server, native Postgres, in-process
+ * workers), serves a small generated site on two loopback origins (8 HTML pages on the primary,
+ * a 404 link, an extension-less text/plain link, a link to a second origin so the cross-origin
+ * relay through the crawl workflow runs), crawls it with `delayMs: 50` so durable timers
+ * appear, and writes the histories of the crawl workflow, both origin workflows and the seed's
+ * page workflow as `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow
+ * id and type). File names, the site and the crawl spec are fixed, so a re-run rewrites the
+ * same files; only ports, timestamps and ids inside differ.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { temporal } from '@temporalio/proto';
+import {
+  crawlWorkflowId,
+  originWorkflowId,
+  pageWorkflowId,
+  TASK_QUEUES,
+  WORKFLOW_TYPES,
+} from '../domain/temporal-names';
+import { type SiteServer, serveSite } from '../test/helpers/site-server';
+import { startTestStack, type TestStack } from '../test/helpers/stack';
+import type { CrawlSummary } from '../workflows/messages';
+
+const OUT_DIR = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'test',
+  'fixtures',
+  'histories',
+);
+const CRAWL_ID = 'history-fixture';
+
+/**
+ * `historyToJSON` from `@temporalio/common/lib/proto-utils`, with one difference: it uses the
+ * protobufjs copy that `@temporalio/proto`'s types were built with. In this install npm keeps a
+ * separate protobufjs 8 under each of @temporalio/common, /proto and /worker (the root holds
+ * @grpc/proto-loader's protobufjs 7), so the SDK's own `historyToJSON` throws "type must be a
+ * Type" (its `instanceof` check sees a Type from another copy). Output format is identical:
+ * proto3 JSON, as `temporal workflow show --output json` writes it.
+ */
+function historyToJSON(history: temporal.api.history.v1.IHistory): string {
+  const require = createRequire(import.meta.url);
+  const proto = require('@temporalio/proto') as typeof import('@temporalio/proto');
+  const { patchProtobufRoot } = require('@temporalio/proto/lib/patch-protobuf-root') as {
+    patchProtobufRoot: (root: unknown) => { lookupType(name: string): unknown };
+  };
+  const { toJson } = createRequire(require.resolve('@temporalio/proto'))('protobufjs/ext/protojson') as {
+    toJson(type: unknown, message: unknown): unknown;
+  };
+  const historyType = patchProtobufRoot(proto).lookupType('temporal.api.history.v1.History');
+  return JSON.stringify(
+    toJson(historyType, proto.temporal.api.history.v1.History.fromObject(history)),
+    null,
+    2,
+  );
+}
+
+export interface HistoryManifestEntry {
+  /** File name in test/fixtures/histories. */
+  file: string;
+  workflowId: string;
+  workflowType: string;
+}
+
+function html(title: string, links: string[]): string {
+  const anchors = links.map((href, i) => `<li><a href="${href}">link ${i + 1} of ${title}</a></li>`).join('');
+  return (
+    `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>` +
+    `<p>Fixture page ${title} for recording workflow histories.</p><ul>${anchors}</ul></main></body></html>`
+  );
+}
+
+function page(body: string): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+  };
+}
+
+/** Primary: 8 HTML pages, a 404, a text/plain page and two links to the secondary origin. */
+function buildSites(primary: SiteServer, secondary: SiteServer): void {
+  const pages: Record<string, string[]> = {
+    '/': ['/guide', '/reference', '/blog', '/missing', '/notes', `${secondary.origin}/`],
+    '/guide': ['/guide/install', '/guide/usage', '/'],
+    '/guide/install': ['/guide/usage'],
+    '/guide/usage': ['/reference', '/faq'],
+    '/reference': ['/reference/api', '/guide'],
+    '/reference/api': [`${secondary.origin}/partners`],
+    '/blog': ['/faq', '/'],
+    '/faq': [],
+  };
+  for (const [pathname, links] of Object.entries(pages)) primary.route(pathname, page(html(pathname, links)));
+  primary.route('/notes', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('plain notes, not a page\n');
+  });
+  // '/missing' and '/robots.txt' fall through to the server's 404.
+  secondary.route('/', page(html('secondary home', ['/partners', `${primary.origin}/`])));
+  secondary.route('/partners', page(html('secondary partners', ['/'])));
+}
+
+async function record(stack: TestStack, name: string, workflowId: string, workflowType: string) {
+  const handle = stack.client.workflow.getHandle(workflowId);
+  await handle.result(); // a closed workflow's history is complete
+  const history = await handle.fetchHistory();
+  const file = `${name}.json`;
+  writeFileSync(path.join(OUT_DIR, file), `${historyToJSON(history)}\n`);
+  console.info(`wrote ${file}: ${history.events?.length ?? 0} events (${workflowId})`);
+  return { file, workflowId, workflowType } satisfies HistoryManifestEntry;
+}
+
+async function main(): Promise<void> {
+  const primary = await serveSite(undefined);
+  const secondary = await serveSite(undefined);
+  buildSites(primary, secondary);
+  const stack = await startTestStack();
+  try {
+    const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+      taskQueue: TASK_QUEUES.crawl,
+      workflowId: crawlWorkflowId(CRAWL_ID),
+      args: [
+        {
+          crawlId: CRAWL_ID,
+          seeds: [primary.url],
+          scope: 'same-site', // both origins are 127.0.0.1 (different ports): one site
+          delayMs: 50,
+          allowHosts: ['127.0.0.1'],
+          maxPages: 100,
+        },
+      ],
+    });
+    console.info('crawl summary', summary);
+    if (summary.status !== 'completed' || summary.origins !== 2 || summary.pagesFetched !== 10) {
+      throw new Error(`unexpected crawl outcome, not recording: ${JSON.stringify(summary)}`);
+    }
+
+    const seed = await stack.db.query<{ id: number }>(
+      'SELECT id FROM pages WHERE crawl_id = $1 AND url = $2',
+      [CRAWL_ID, primary.url],
+    );
+    const seedPageId = seed.rows[0]?.id;
+    if (seedPageId === undefined) throw new Error(`seed page ${primary.url} not stored`);
+
+    mkdirSync(OUT_DIR, { recursive: true });
+    const manifest: HistoryManifestEntry[] = [
+      await record(stack, 'crawl', crawlWorkflowId(CRAWL_ID), WORKFLOW_TYPES.crawl),
+      await record(
+        stack,
+        'origin-primary',
+        originWorkflowId(CRAWL_ID, primary.origin),
+        WORKFLOW_TYPES.origin,
+      ),
+      await record(
+        stack,
+        'origin-secondary',
+        originWorkflowId(CRAWL_ID, secondary.origin),
+        WORKFLOW_TYPES.origin,
+      ),
+      await record(stack, 'page', pageWorkflowId(CRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
+    ];
+    writeFileSync(path.join(OUT_DIR, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    console.info(`wrote manifest.json (${manifest.length} histories) to ${OUT_DIR}`);
+  } finally {
+    await stack.close();
+    await primary.close();
+    await secondary.close();
+  }
+}
+
+await main();

@@ -1,0 +1,65 @@
+/** Runs the real `gleaner` command as a child process, the way users and operators do. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { repoRoot } from '../../infra/tools-dir';
+
+export const GLEANER_BIN = path.join(repoRoot(), 'bin', 'gleaner.js');
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `gleaner <args>` to completion. `env` replaces the gleaner-relevant variables entirely. */
+export function runGleaner(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 300_000): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnGleaner(args, env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`gleaner ${args.join(' ')} timed out; stderr: ${stderr.slice(-2000)}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export function spawnGleaner(args: string[], env: Record<string, string | undefined> = {}): ChildProcess {
+  const base = { ...process.env };
+  for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'DATABASE_URL', 'GLEANER_HOME']) delete base[key];
+  const merged: Record<string, string> = {};
+  for (const [key, value] of Object.entries({ ...base, GLEANER_LOG_LEVEL: 'warn', ...env })) {
+    if (value !== undefined) merged[key] = value;
+  }
+  return spawn(process.execPath, [GLEANER_BIN, ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** User-facing errors are one line with no stack trace. */
+export function lastLine(text: string): string {
+  return text.trim().split('\n').at(-1) ?? '';
+}
+
+export function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      if (predicate()) {
+        clearInterval(timer);
+        resolve();
+      } else if (Date.now() - started > timeoutMs) {
+        clearInterval(timer);
+        reject(new Error(`timed out waiting for ${what}`));
+      }
+    }, 50);
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * Crawl workflow behaviours the skopt integration test does not reach — the page budget, the
+ * depth limit and spec validation — on the real stack (Temporal dev server, native Postgres,
+ * in-process workers) against generated sites on 127.0.0.1.
+ */
+import type http from 'node:http';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import type { CrawlSummary } from '../../workflows/messages';
+import { type SiteServer, serveSite } from '../helpers/site-server';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+const sites: SiteServer[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+
+afterAll(async () => {
+  await stack?.close();
+  for (const site of sites) await site.close();
+});
+
+/** Serves `pages` (path → hrefs it links to) as small HTML pages on a fresh loopback origin. */
+async function serveLinks(pages: Record<string, string[]>): Promise<SiteServer> {
+  const site = await serveSite(undefined);
+  sites.push(site);
+  for (const [pathname, links] of Object.entries(pages)) {
+    const body =
+      `<!doctype html><html><head><title>${pathname}</title></head><body><main><h1>${pathname}</h1>` +
+      `<p>Generated page ${pathname}.</p>${links.map((href) => `<a href="${href}">${href}</a>`).join(' ')}` +
+      '</main></body></html>';
+    site.route(pathname, (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+    });
+  }
+  return site;
+}
+
+/** Paths the crawler requested, robots.txt aside. */
+function requestedPages(site: SiteServer): string[] {
+  return site.log.map((entry) => entry.path).filter((p) => p !== '/robots.txt');
+}
+
+function crawl(crawlId: string, spec: Record<string, unknown>): Promise<CrawlSummary> {
+  return stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+    taskQueue: TASK_QUEUES.crawl,
+    workflowId: crawlWorkflowId(crawlId),
+    args: [{ crawlId, delayMs: 0, allowHosts: ['127.0.0.1'], ...spec }],
+  });
+}
+
+describe('budgets and limits', () => {
+  it('maxPages: 5 on a 20-page site fetches exactly 5 pages and reports the rest as dropped', async () => {
+    const others = Array.from({ length: 19 }, (_, i) => `/p${i + 1}`);
+    const site = await serveLinks({
+      '/': others,
+      ...Object.fromEntries(others.map((p) => [p, ['/']])),
+    });
+    const summary = await crawl('budget-5', { seeds: [site.url], maxPages: 5 });
+
+    expect(summary.status).toBe('completed');
+    expect(summary.pagesFetched).toBe(5);
+    expect(summary.droppedByBudget).toBeGreaterThan(0);
+    expect(summary.pagesFetched + summary.droppedByBudget).toBe(20);
+    const requested = requestedPages(site);
+    expect(requested).toHaveLength(5);
+    expect(new Set(requested).size).toBe(5);
+    const stored = await stack.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM pages WHERE crawl_id = $1',
+      ['budget-5'],
+    );
+    expect(stored.rows[0]?.n).toBe(5);
+  });
+
+  it('maxDepth: 1 fetches only the seed and the pages it links to', async () => {
+    const site = await serveLinks({
+      '/': ['/a', '/b'],
+      '/a': ['/a/deep', '/'],
+      '/b': ['/b/deep'],
+      '/a/deep': ['/a/deeper'],
+      '/b/deep': [],
+      '/a/deeper': [],
+    });
+    const summary = await crawl('depth-1', { seeds: [site.url], maxDepth: 1 });
+
+    expect(summary.status).toBe('completed');
+    expect(summary.pagesFetched).toBe(3);
+    expect(requestedPages(site).sort()).toEqual(['/', '/a', '/b']);
+  });
+});
+
+describe('an invalid crawl spec', () => {
+  async function expectInvalidSpec(crawlId: string, spec: Record<string, unknown>, message: RegExp) {
+    const error = await crawl(crawlId, spec).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('InvalidCrawlSpecError');
+    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    expect((cause as ApplicationFailure).message).toMatch(message);
+    // Rejected in the first workflow task: nothing scheduled, nothing registered.
+    const history = await stack.client.workflow.getHandle(crawlWorkflowId(crawlId)).fetchHistory();
+    const scheduled = (history.events ?? []).filter(
+      (event) =>
+        event.activityTaskScheduledEventAttributes ||
+        event.startChildWorkflowExecutionInitiatedEventAttributes,
+    );
+    expect(scheduled).toEqual([]);
+  }
+
+  it('fails without seeds, non-retryably, with the problem in words', async () => {
+    await expectInvalidSpec('no-seeds', { seeds: [] }, /seeds: at least one seed URL is required/);
+  });
+
+  it('fails on a negative delay', async () => {
+    await expectInvalidSpec('negative-delay', { seeds: ['http://127.0.0.1:9/'], delayMs: -1 }, /delayMs/);
+  });
+
+  it('rejects an unknown field instead of ignoring it', async () => {
+    await expectInvalidSpec('unknown-field', { seeds: ['http://127.0.0.1:9/'], maxPage: 5 }, /maxPage/);
+  });
+
+  it('rejects a seed that is not an http(s) URL with the same failure type', async () => {
+    await expectInvalidSpec(
+      'ftp-seed',
+      { seeds: ['ftp://127.0.0.1/file'] },
+      /seed is not a valid http\(s\) URL/,
+    );
+  });
+});
