@@ -4,7 +4,7 @@
  * PGlite with --embedded) + in-process workers. It prints numbers; it asserts nothing about time.
  *
  *   npm run bench:crawl -- [--scenario A|B|C|all] [--pages N] [--origins N] [--c-pages N]
- *                          [--embedded] [--worker KEY=VALUE ...] [--split-activities]
+ *                          [--embedded] [--worker KEY=VALUE ...] [--split-activities] [--sdk-metrics]
  *
  * Scenarios (see bench/README.md for the definitions of every number):
  *   A  one origin, delayMs 0
@@ -12,14 +12,22 @@
  *   C  N origins, the default 1000 ms delay, a small page budget: the politeness-bound rate
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
@@ -32,6 +40,7 @@ import {
   TASK_QUEUES,
   WORKFLOW_TYPES,
 } from '../domain/temporal-names';
+import { freePort } from '../infra/free-port';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
 import { reachableHtmlPaths } from '../test/helpers/reachable';
@@ -41,6 +50,7 @@ import {
   installTemporalRuntime,
   type RunningWorkers,
   startWorkers,
+  WORKFLOWS_PATH,
   workflowBundle,
 } from '../workers/run-workers';
 import type { CrawlSummary } from '../workflows/messages';
@@ -57,6 +67,14 @@ interface BenchOptions {
   workerOverrides: Partial<WorkerOptions>;
   /** Run the fetch and page queues in a child process (native Postgres only). */
   splitActivities: boolean;
+  /** Expose the SDK's own metrics (Prometheus, loopback) and report worker-side latencies. */
+  sdkMetrics: boolean;
+  /**
+   * Experiment: bundle the workflows with domain/crawl-spec.ts replaced by a zod-free stand-in
+   * (defaults only, no validation), to measure what building zod schemas in every new workflow
+   * context costs. Not a fix: the product must keep validating.
+   */
+  noZodInBundle: boolean;
 }
 
 interface ScenarioSpec {
@@ -73,7 +91,8 @@ function usage(message?: string): never {
   if (message) console.error(`crawl-bench: ${message}`);
   console.error(
     'usage: npm run bench:crawl -- [--scenario A|B|C|all] [--pages N] [--origins N] [--c-pages N]\n' +
-      '                             [--embedded] [--worker KEY=VALUE ...] [--split-activities]',
+      '                             [--embedded] [--worker KEY=VALUE ...] [--split-activities] [--sdk-metrics]\n' +
+      '                             [--experiment-no-zod]',
   );
   process.exit(2);
 }
@@ -123,6 +142,8 @@ function parseOptions(argv: string[]): BenchOptions {
     embedded,
     workerOverrides: workerOverrides as Partial<WorkerOptions>,
     splitActivities,
+    sdkMetrics: values['sdk-metrics'] === true,
+    noZodInBundle: values['experiment-no-zod'] === true,
   };
 }
 
@@ -137,6 +158,8 @@ function parseArgsStrict(argv: string[]) {
       embedded: { type: 'boolean' },
       worker: { type: 'string', multiple: true },
       'split-activities': { type: 'boolean' },
+      'sdk-metrics': { type: 'boolean' },
+      'experiment-no-zod': { type: 'boolean' },
       // Internal: the child process of --split-activities.
       'activity-child': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -157,10 +180,21 @@ interface BenchStack {
   connection: Connection;
   workers: RunningWorkers;
   child?: ChildProcess;
+  /** The SDK's Prometheus endpoint, with --sdk-metrics. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
 async function startBenchStack(options: BenchOptions): Promise<BenchStack> {
+  let metricsUrl: string | undefined;
+  if (options.sdkMetrics) {
+    const port = await freePort();
+    Runtime.install({
+      logger: new DefaultLogger('WARN'),
+      telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } },
+    });
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  }
   const temporal = await startTemporalDevServer({ uiPort: false });
   let postgres: NativePostgres | undefined;
   let db: Database;
@@ -183,8 +217,17 @@ async function startBenchStack(options: BenchOptions): Promise<BenchStack> {
     child = spawnActivityChild(temporal.address, postgres.url, options.workerOverrides);
   }
   const workers =
-    Object.keys(options.workerOverrides).length > 0 || options.splitActivities
-      ? await startTunedWorkers(temporal.address, workerQueues, db, options.workerOverrides)
+    Object.keys(options.workerOverrides).length > 0 ||
+    options.splitActivities ||
+    options.sdkMetrics ||
+    options.noZodInBundle
+      ? await startTunedWorkers(
+          temporal.address,
+          workerQueues,
+          db,
+          options.workerOverrides,
+          options.noZodInBundle ? await zodFreeBundle() : undefined,
+        )
       : await startWorkers({
           temporalAddress: temporal.address,
           namespace: 'default',
@@ -201,6 +244,7 @@ async function startBenchStack(options: BenchOptions): Promise<BenchStack> {
     connection,
     workers,
     child,
+    metricsUrl,
     async close() {
       if (child && child.exitCode === null) {
         child.kill('SIGTERM');
@@ -225,8 +269,10 @@ async function startTunedWorkers(
   queues: readonly QueueKind[],
   db: Database,
   overrides: Partial<WorkerOptions>,
+  bundle?: WorkflowBundleWithSourceMap,
 ): Promise<RunningWorkers> {
-  installTemporalRuntime();
+  // With --sdk-metrics the bench has installed a Runtime of its own already.
+  if (!Runtime._instance) installTemporalRuntime();
   const connection = await NativeConnection.connect({ address });
   const activities = createActivities({ db });
   const workers: Worker[] = [];
@@ -237,7 +283,7 @@ async function startTunedWorkers(
         namespace: 'default',
         taskQueue: TASK_QUEUES[queue],
         activities,
-        ...(queue === 'crawl' ? { workflowBundle: await workflowBundle() } : {}),
+        ...(queue === 'crawl' ? { workflowBundle: bundle ?? (await workflowBundle()) } : {}),
         maxConcurrentActivityTaskExecutions: queue === 'fetch' ? 64 : 32,
         shutdownGraceTime: '5 seconds',
         ...overrides,
@@ -252,6 +298,37 @@ async function startTunedWorkers(
       await done;
     },
   };
+}
+
+/** --experiment-no-zod: the same workflows, with crawl-spec.ts swapped for a zod-free stand-in. */
+async function zodFreeBundle(): Promise<WorkflowBundleWithSourceMap> {
+  const stub = path.join(mkdtempSync(path.join(os.tmpdir(), 'gleaner-bench-stub-')), 'crawl-spec.js');
+  writeFileSync(
+    stub,
+    `export const DEFAULT_USER_AGENT = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
+export class InvalidCrawlSpecError extends Error {
+  constructor(problems) { super('invalid crawl spec: ' + problems.join('; ')); this.problems = problems; this.name = 'InvalidCrawlSpecError'; }
+}
+export function parseCrawlSpec(input, fallbackCrawlId) {
+  const spec = { maxPages: 1000, maxDepth: 20, scope: 'same-origin', domains: [], includePrefixes: [], exclude: [],
+    delayMs: 1000, userAgent: DEFAULT_USER_AGENT, allowHosts: [], maxBodyBytes: 10 * 1024 * 1024, maxRedirects: 5, ...input };
+  spec.crawlId = spec.crawlId ?? fallbackCrawlId;
+  return spec;
+}
+`,
+  );
+  const real = path.join(path.dirname(WORKFLOWS_PATH), '..', 'domain', 'crawl-spec');
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: new DefaultLogger('WARN'),
+    webpackConfigHook: (config) => {
+      config.resolve = config.resolve ?? {};
+      config.resolve.alias = { ...(config.resolve.alias as object), [real]: stub, [`${real}.ts`]: stub };
+      return config;
+    },
+  });
+  if (bundle.code.includes('node_modules/zod/')) throw new Error('zod is still in the workflow bundle');
+  return bundle;
 }
 
 /** --split-activities: the fetch and page queues in a second Node process. */
@@ -474,6 +551,26 @@ interface CpuSnapshot {
   self: NodeJS.CpuUsage;
   temporalTicks: number;
   postgresTicks: number;
+  /** Nanoseconds the threads of each process spent runnable but waiting for a core (schedstat). */
+  benchWaitNs: number;
+  temporalWaitNs: number;
+}
+
+/** Sum of run-queue wait over a process's threads (/proc/<pid>/task/<tid>/schedstat, field 2). */
+function runQueueWaitNs(pid: number): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1] ?? 0);
+      } catch {
+        // thread gone
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return total;
 }
 
 function procTicks(pid: number): number {
@@ -524,6 +621,8 @@ function cpuSnapshot(temporalPid: number): CpuSnapshot {
     self: process.cpuUsage(),
     temporalTicks: procTicks(temporalPid),
     postgresTicks: postgresTicks(),
+    benchWaitNs: runQueueWaitNs(process.pid),
+    temporalWaitNs: runQueueWaitNs(temporalPid),
   };
 }
 
@@ -538,6 +637,9 @@ interface CpuUse {
   otherCores: number;
   /** 1-minute load average when the scenario started. */
   loadAvgAtStart: number;
+  /** Thread-seconds per second spent runnable but waiting for a core (CPU starvation). */
+  benchRunQueueWait: number;
+  temporalRunQueueWait: number;
 }
 
 function cpuUse(before: CpuSnapshot, after: CpuSnapshot, wallMs: number): CpuUse {
@@ -557,7 +659,62 @@ function cpuUse(before: CpuSnapshot, after: CpuSnapshot, wallMs: number): CpuUse
     postgresCores,
     otherCores: Math.max(0, machineCores - benchProcessCores - temporalServerCores - postgresCores),
     loadAvgAtStart: 0,
+    benchRunQueueWait: (after.benchWaitNs - before.benchWaitNs) / 1e6 / wallMs,
+    temporalRunQueueWait: (after.temporalWaitNs - before.temporalWaitNs) / 1e6 / wallMs,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SDK metrics (--sdk-metrics): worker-side view of the same latencies
+
+type Scrape = Map<string, number>;
+
+async function scrape(url: string | undefined): Promise<Scrape> {
+  const values: Scrape = new Map();
+  if (!url) return values;
+  const text = await (await fetch(url)).text();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const space = line.lastIndexOf(' ');
+    values.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return values;
+}
+
+/** Mean (ms) of a histogram between two scrapes, over the series whose labels contain `match`. */
+function histogramMean(
+  before: Scrape,
+  after: Scrape,
+  name: string,
+  match = '',
+): { n: number; meanMs: number } {
+  let sum = 0;
+  let count = 0;
+  for (const [key, value] of after) {
+    if (!key.includes(match)) continue;
+    const delta = value - (before.get(key) ?? 0);
+    if (key.startsWith(`${name}_sum`)) sum += delta;
+    else if (key.startsWith(`${name}_count`)) count += delta;
+  }
+  return { n: count, meanMs: count > 0 ? Number((sum / count).toFixed(1)) : 0 };
+}
+
+const SDK_HISTOGRAMS: Array<[label: string, name: string, match?: string]> = [
+  ['workflowTaskExecution', 'temporal_workflow_task_execution_latency'],
+  ['workflowTaskScheduleToStart', 'temporal_workflow_task_schedule_to_start_latency'],
+  ['workflowTaskReplay', 'temporal_workflow_task_replay_latency'],
+  ['activityExecution', 'temporal_activity_execution_latency'],
+  ['activityScheduleToStart', 'temporal_activity_schedule_to_start_latency'],
+  ['rpcRespondWorkflowTaskCompleted', 'temporal_request_latency', 'operation="RespondWorkflowTaskCompleted"'],
+  ['rpcRespondActivityTaskCompleted', 'temporal_request_latency', 'operation="RespondActivityTaskCompleted"'],
+  ['rpcPollWorkflowTaskQueue', 'temporal_long_request_latency', 'operation="PollWorkflowTaskQueue"'],
+  ['rpcPollActivityTaskQueue', 'temporal_long_request_latency', 'operation="PollActivityTaskQueue"'],
+];
+
+function sdkLatencies(before: Scrape, after: Scrape): Record<string, { n: number; meanMs: number }> {
+  const out: Record<string, { n: number; meanMs: number }> = {};
+  for (const [label, name, match] of SDK_HISTOGRAMS) out[label] = histogramMean(before, after, name, match);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -612,6 +769,8 @@ interface ScenarioResult {
   };
   eventLoopDelayMs: { p50: number; p99: number; max: number };
   cpu: CpuUse;
+  /** With --sdk-metrics: the SDK's own histograms over the scenario (mean ms and count). */
+  sdk?: Record<string, { n: number; meanMs: number }>;
 }
 
 let runCounter = 0;
@@ -627,6 +786,7 @@ async function runScenario(stack: BenchStack, siteRoot: string, spec: ScenarioSp
     `[${spec.name}] crawling ${spec.origins} origin(s), delay ${spec.delayMs} ms, maxPages ${spec.maxPages} …\n`,
   );
 
+  const metricsBefore = await scrape(stack.metricsUrl);
   const loadAvgAtStart = os.loadavg()[0] ?? 0;
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   const cpuBefore = cpuSnapshot(stack.temporal.pid);
@@ -652,6 +812,7 @@ async function runScenario(stack: BenchStack, siteRoot: string, spec: ScenarioSp
   }
   const wallMs = performance.now() - started;
   const cpu = { ...cpuUse(cpuBefore, cpuSnapshot(stack.temporal.pid), wallMs), loadAvgAtStart };
+  const metricsAfter = await scrape(stack.metricsUrl);
   for (const server of servers) await server.close();
 
   // Server-side evidence: requests, and no path requested twice on one origin.
@@ -772,7 +933,10 @@ async function runScenario(stack: BenchStack, siteRoot: string, spec: ScenarioSp
       postgresCores: round(cpu.postgresCores, 2),
       otherCores: round(cpu.otherCores, 2),
       loadAvgAtStart: round(cpu.loadAvgAtStart, 2),
+      benchRunQueueWait: round(cpu.benchRunQueueWait, 2),
+      temporalRunQueueWait: round(cpu.temporalRunQueueWait, 2),
     },
+    ...(stack.metricsUrl ? { sdk: sdkLatencies(metricsBefore, metricsAfter) } : {}),
   };
 }
 
@@ -804,7 +968,16 @@ function printScenario(r: ScenarioResult): void {
     `  CPU (cores busy of ${os.cpus().length}): machine ${r.cpu.machineCores}, bench process ${r.cpu.benchProcessCores}, ` +
       `temporal server ${r.cpu.temporalServerCores}, postgres ${r.cpu.postgresCores}, ` +
       `other ${r.cpu.otherCores}; load average at start ${r.cpu.loadAvgAtStart}`,
+    `  waiting for a core (run-queue thread-s per s): bench process ${r.cpu.benchRunQueueWait}, ` +
+      `temporal server ${r.cpu.temporalRunQueueWait}`,
   ];
+  if (r.sdk) {
+    lines.push(
+      `  SDK metrics (mean ms, n): ${Object.entries(r.sdk)
+        .map(([k, v]) => `${k} ${v.meanMs} (${v.n})`)
+        .join(', ')}`,
+    );
+  }
   console.log(lines.join('\n'));
 }
 
@@ -869,7 +1042,8 @@ async function main(): Promise<void> {
   process.stderr.write(
     `starting Temporal dev server + ${options.embedded ? 'PGlite (in process)' : 'native Postgres'} + workers` +
       `${Object.keys(options.workerOverrides).length > 0 ? ` with ${JSON.stringify(options.workerOverrides)}` : ''}` +
-      `${options.splitActivities ? ' (activities in a child process)' : ''} …\n`,
+      `${options.splitActivities ? ' (activities in a child process)' : ''}` +
+      `${options.noZodInBundle ? ' (experiment: zod-free workflow bundle)' : ''} …\n`,
   );
   const stack = await startBenchStack(options);
   const results: ScenarioResult[] = [];
@@ -891,6 +1065,8 @@ async function main(): Promise<void> {
     store: stack.store,
     workerOverrides: options.workerOverrides,
     splitActivities: options.splitActivities,
+    sdkMetrics: options.sdkMetrics,
+    experimentNoZod: options.noZodInBundle,
     results,
   };
   console.log(`\n${JSON.stringify(json)}`);

@@ -16,7 +16,9 @@ const program = new Command('gleaner')
     'A polite, durable web crawler that turns websites into a RAG corpus, on Temporal and Postgres.',
   )
   .version('0.1.0')
-  .showHelpAfterError('(run with --help for usage)');
+  .showHelpAfterError('(run with --help for usage)')
+  // Before the subcommands are added, so they inherit it: usage errors exit 2, not 1.
+  .exitOverride();
 
 program
   .command('crawl')
@@ -95,8 +97,6 @@ program
     },
   )
   .action(async (options: { queues?: QueueKind[] }) => runWorkerCommand(options.queues ?? QUEUE_KINDS));
-
-program.exitOverride();
 
 try {
   await program.parseAsync(process.argv);

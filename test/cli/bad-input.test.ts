@@ -1,0 +1,117 @@
+/**
+ * Bad input gets one clear line and a non-zero exit — no stack trace for user errors — and the
+ * durable state stays usable: an unreachable seed, a non-HTML seed, a malformed URL, an unknown
+ * flag, a bad number, a database that is down.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/free-port';
+import { lastLine, runGleaner } from '../helpers/gleaner-process';
+import { addGeneratedPages } from '../helpers/generated-site';
+import { type SiteServer, serveSite } from '../helpers/site-server';
+import { startTestStack, type TestStack } from '../helpers/stack';
+
+let stack: TestStack;
+let site: SiteServer;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  site = await serveSite(undefined);
+  addGeneratedPages(site, 3);
+  site.route('/report', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.4 not a page');
+  });
+  stack = await startTestStack();
+  env = { TEMPORAL_ADDRESS: stack.temporal.address, DATABASE_URL: stack.postgres.url };
+});
+afterAll(async () => {
+  await stack?.close();
+  await site?.close();
+});
+
+function expectOneLineError(stderr: string, pattern: RegExp): void {
+  expect(lastLine(stderr)).toMatch(pattern);
+  expect(stderr).not.toMatch(/^\s+at /m);
+}
+
+describe('bad input on the command line', () => {
+  it('a malformed URL', async () => {
+    const result = await runGleaner(['crawl', 'not a url'], env);
+    expect(result.code).toBe(2);
+    expectOneLineError(result.stderr, /^gleaner: not a valid http\(s\) URL: not a url$/);
+  });
+
+  it('a non-http scheme', async () => {
+    const result = await runGleaner(['crawl', 'ftp://127.0.0.1/x'], env);
+    expect(result.code).toBe(2);
+    expectOneLineError(result.stderr, /not a valid http\(s\) URL/);
+  });
+
+  it('an unknown flag', async () => {
+    const result = await runGleaner(['crawl', site.url, '--bogus'], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/unknown option '--bogus'/);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('a number that is not one', async () => {
+    const result = await runGleaner(['crawl', site.url, '--max-pages', 'lots'], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--max-pages must be a whole number, got "lots"/);
+  });
+
+  it('an unknown scope', async () => {
+    const result = await runGleaner(['crawl', site.url, '--scope', 'everywhere'], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/Allowed choices are same-origin, same-site, domains/);
+  });
+
+  it('an unreachable seed fails the crawl with the reason', async () => {
+    const port = await freePort();
+    const result = await runGleaner(
+      ['crawl', `http://127.0.0.1:${port}/`, '--allow-host', '127.0.0.1', '--wait', '--json', '--no-local-workers'],
+      env,
+    );
+    expect(result.code).toBe(1);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'failed', pagesFetched: 0, errors: 1 });
+    expect(summary.failureReason).toMatch(/ECONNREFUSED/);
+    expectOneLineError(result.stderr, /^gleaner: crawl \S+ failed: .*ECONNREFUSED/);
+  });
+
+  it('a seed that is not HTML fails the crawl with the content type', async () => {
+    const result = await runGleaner(
+      ['crawl', `${site.origin}/report`, '--allow-host', '127.0.0.1', '--wait', '--json', '--no-local-workers'],
+      env,
+    );
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).failureReason).toMatch(/not an HTML page \(content-type application\/pdf\)/);
+  });
+
+  it('a loopback seed without --allow-host is refused by the SSRF guard, saying how to allow it', async () => {
+    const before = site.log.length;
+    const result = await runGleaner(['crawl', site.url, '--wait', '--json', '--no-local-workers'], env);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).failureReason).toMatch(/--allow-host/);
+    expect(site.log.length).toBe(before);
+  });
+
+  it('a database that is down', async () => {
+    const port = await freePort();
+    const result = await runGleaner(['crawl', site.url, '--allow-host', '127.0.0.1', '--wait'], {
+      ...env,
+      DATABASE_URL: `postgres://gleaner:secret@127.0.0.1:${port}/gleaner`,
+    });
+    expect(result.code).toBe(2);
+    expectOneLineError(result.stderr, /^gleaner: database unavailable at postgres:\/\/gleaner:\*\*\*@127\.0\.0\.1:\d+\/gleaner/);
+    expect(result.stderr).not.toContain('secret');
+  });
+
+  it('the state is intact afterwards: a good crawl still runs', async () => {
+    const result = await runGleaner(
+      ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '0', '--wait', '--json', '--no-local-workers'],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', pagesFetched: 3 });
+  });
+});

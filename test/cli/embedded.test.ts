@@ -1,0 +1,64 @@
+/**
+ * The embedded default, as a new user meets it: nothing configured, `gleaner crawl --wait --json`
+ * starts its own Temporal dev server and PGlite under GLEANER_HOME, prints the summary and exits
+ * 0; a second run reuses the same on-disk state.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteDatabase } from '../../db/pglite-database';
+import { addGeneratedPages } from '../helpers/generated-site';
+import { runGleaner } from '../helpers/gleaner-process';
+import { type SiteServer, serveSite } from '../helpers/site-server';
+
+let site: SiteServer;
+let home: string;
+
+beforeAll(async () => {
+  site = await serveSite(undefined);
+  addGeneratedPages(site, 6);
+  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
+});
+afterAll(async () => {
+  await site?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+const crawlArgs = () => ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '50', '--wait', '--json'];
+
+describe('gleaner crawl on the embedded default', () => {
+  it('prints a JSON summary and exits 0, then reuses its state on a second run', async () => {
+    const first = await runGleaner(crawlArgs(), { GLEANER_HOME: home });
+    expect(first.code, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary).toMatchObject({ status: 'completed', pagesFetched: 6, pagesIndexed: 6, errors: 0, robotsBlocked: 0 });
+    expect(summary.links).toBeGreaterThanOrEqual(6);
+    expect(typeof summary.crawlId).toBe('string');
+    expect(existsSync(path.join(home, 'temporal.db'))).toBe(true);
+    expect(existsSync(path.join(home, 'pgdata.lock'))).toBe(false);
+
+    const second = await runGleaner(crawlArgs(), { GLEANER_HOME: home });
+    expect(second.code, second.stderr).toBe(0);
+    const again = JSON.parse(second.stdout);
+    expect(again.crawlId).not.toBe(summary.crawlId);
+    expect(again.pagesFetched).toBe(6);
+
+    // The first crawl is still known to the same Temporal state and the same database.
+    const status = await runGleaner(['status', summary.crawlId, '--json'], { GLEANER_HOME: home });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'COMPLETED', summary: { pagesFetched: 6 } });
+
+    const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
+    try {
+      const crawls = await db.query<{ id: string; status: string }>('SELECT id, status FROM crawls ORDER BY started_at');
+      expect(crawls.rows.map((row) => row.id)).toEqual([summary.crawlId, again.crawlId]);
+      const pages = await db.query<{ n: number; distinct_urls: number }>(
+        'SELECT count(*)::int AS n, count(DISTINCT url)::int AS distinct_urls FROM pages',
+      );
+      expect(pages.rows[0]).toEqual({ n: 6, distinct_urls: 6 });
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -1,0 +1,60 @@
+/** The embedded store: migrations apply once, and a second opener is refused, not corrupted. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../db/migrate';
+import { PgliteDatabase, StoreLockedError } from '../../db/pglite-database';
+
+let dir: string;
+let db: PgliteDatabase;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-pglite-'));
+  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata') });
+});
+afterAll(async () => {
+  await db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the embedded PGlite store', () => {
+  it('applies the migrations once and has pgvector', async () => {
+    expect(await migrate(db)).toEqual([1]);
+    expect(await migrate(db)).toEqual([]);
+    const distance = await db.query<{ d: number }>("SELECT '[1,0]'::vector <=> '[0,1]'::vector AS d");
+    expect(distance.rows[0]?.d).toBeCloseTo(1);
+  });
+
+  it('refuses a second opener with a clear error naming the holder', async () => {
+    const second = PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata'), socket: false });
+    await expect(second).rejects.toBeInstanceOf(StoreLockedError);
+    await expect(second).rejects.toThrow(`in use by process ${process.pid}`);
+    // The first opener is unharmed.
+    const result = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
+    expect(result.rows[0]?.n).toBe(1);
+  });
+
+  it('serves other processes and psql over its socket', async () => {
+    const client = new pg.Client({ connectionString: db.socketUrl });
+    await client.connect();
+    try {
+      const result = await client.query('SELECT count(*)::int AS n FROM pages');
+      expect(result.rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('runs a transaction atomically', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO crawls (id, spec) VALUES ('tx-test', '{}')");
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const rows = await db.query("SELECT 1 FROM crawls WHERE id = 'tx-test'");
+    expect(rows.rows).toEqual([]);
+  });
+});
