@@ -169,7 +169,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     const seeds = spec.seeds.map((seed) => {
       const url = canonicalizeUrl(seed);
       if (!url)
-        throw ApplicationFailure.nonRetryable(`seed is not a valid http(s) URL: ${seed}`, 'InvalidCrawlSpecError');
+        throw ApplicationFailure.nonRetryable(
+          `seed is not a valid http(s) URL: ${seed}`,
+          'InvalidCrawlSpecError',
+        );
       return url;
     });
     const { claimed } = await registerCrawl({ spec, seeds });

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/free-port';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
 import { addGeneratedPages } from '../helpers/generated-site';
+import { lastLine, runGleaner } from '../helpers/gleaner-process';
 import { type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -68,7 +68,15 @@ describe('bad input on the command line', () => {
   it('an unreachable seed fails the crawl with the reason', async () => {
     const port = await freePort();
     const result = await runGleaner(
-      ['crawl', `http://127.0.0.1:${port}/`, '--allow-host', '127.0.0.1', '--wait', '--json', '--no-local-workers'],
+      [
+        'crawl',
+        `http://127.0.0.1:${port}/`,
+        '--allow-host',
+        '127.0.0.1',
+        '--wait',
+        '--json',
+        '--no-local-workers',
+      ],
       env,
     );
     expect(result.code).toBe(1);
@@ -80,11 +88,21 @@ describe('bad input on the command line', () => {
 
   it('a seed that is not HTML fails the crawl with the content type', async () => {
     const result = await runGleaner(
-      ['crawl', `${site.origin}/report`, '--allow-host', '127.0.0.1', '--wait', '--json', '--no-local-workers'],
+      [
+        'crawl',
+        `${site.origin}/report`,
+        '--allow-host',
+        '127.0.0.1',
+        '--wait',
+        '--json',
+        '--no-local-workers',
+      ],
       env,
     );
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout).failureReason).toMatch(/not an HTML page \(content-type application\/pdf\)/);
+    expect(JSON.parse(result.stdout).failureReason).toMatch(
+      /not an HTML page \(content-type application\/pdf\)/,
+    );
   });
 
   it('a loopback seed without --allow-host is refused by the SSRF guard, saying how to allow it', async () => {
@@ -102,13 +120,26 @@ describe('bad input on the command line', () => {
       DATABASE_URL: `postgres://gleaner:secret@127.0.0.1:${port}/gleaner`,
     });
     expect(result.code).toBe(2);
-    expectOneLineError(result.stderr, /^gleaner: database unavailable at postgres:\/\/gleaner:\*\*\*@127\.0\.0\.1:\d+\/gleaner/);
+    expectOneLineError(
+      result.stderr,
+      /^gleaner: database unavailable at postgres:\/\/gleaner:\*\*\*@127\.0\.0\.1:\d+\/gleaner/,
+    );
     expect(result.stderr).not.toContain('secret');
   });
 
   it('the state is intact afterwards: a good crawl still runs', async () => {
     const result = await runGleaner(
-      ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '0', '--wait', '--json', '--no-local-workers'],
+      [
+        'crawl',
+        site.url,
+        '--allow-host',
+        '127.0.0.1',
+        '--delay-ms',
+        '0',
+        '--wait',
+        '--json',
+        '--no-local-workers',
+      ],
       env,
     );
     expect(result.code, result.stderr).toBe(0);

@@ -25,14 +25,29 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-const crawlArgs = () => ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '50', '--wait', '--json'];
+const crawlArgs = () => [
+  'crawl',
+  site.url,
+  '--allow-host',
+  '127.0.0.1',
+  '--delay-ms',
+  '50',
+  '--wait',
+  '--json',
+];
 
 describe('gleaner crawl on the embedded default', () => {
   it('prints a JSON summary and exits 0, then reuses its state on a second run', async () => {
     const first = await runGleaner(crawlArgs(), { GLEANER_HOME: home });
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout);
-    expect(summary).toMatchObject({ status: 'completed', pagesFetched: 6, pagesIndexed: 6, errors: 0, robotsBlocked: 0 });
+    expect(summary).toMatchObject({
+      status: 'completed',
+      pagesFetched: 6,
+      pagesIndexed: 6,
+      errors: 0,
+      robotsBlocked: 0,
+    });
     expect(summary.links).toBeGreaterThanOrEqual(6);
     expect(typeof summary.crawlId).toBe('string');
     expect(existsSync(path.join(home, 'temporal.db'))).toBe(true);
@@ -51,7 +66,9 @@ describe('gleaner crawl on the embedded default', () => {
 
     const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
     try {
-      const crawls = await db.query<{ id: string; status: string }>('SELECT id, status FROM crawls ORDER BY started_at');
+      const crawls = await db.query<{ id: string; status: string }>(
+        'SELECT id, status FROM crawls ORDER BY started_at',
+      );
       expect(crawls.rows.map((row) => row.id)).toEqual([summary.crawlId, again.crawlId]);
       const pages = await db.query<{ n: number; distinct_urls: number }>(
         'SELECT count(*)::int AS n, count(DISTINCT url)::int AS distinct_urls FROM pages',

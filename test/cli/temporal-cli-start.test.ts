@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { findTemporalBinary } from '../../infra/temporal-cli';
 import type { CrawlProgress, CrawlSummary } from '../../workflows/messages';
-import { runGleaner } from '../helpers/gleaner-process';
 import { addGeneratedPages } from '../helpers/generated-site';
+import { runGleaner } from '../helpers/gleaner-process';
 import { type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -47,29 +47,67 @@ describe('starting a crawl from the Temporal CLI', () => {
       '--input',
       JSON.stringify(spec),
     );
-    const fromCli = (await stack.client.workflow.getHandle(crawlWorkflowId(spec.crawlId)).result()) as CrawlSummary;
+    const fromCli = (await stack.client.workflow
+      .getHandle(crawlWorkflowId(spec.crawlId))
+      .result()) as CrawlSummary;
 
-    const query = await temporal('workflow', 'query', '--workflow-id', crawlWorkflowId(spec.crawlId), '--type', 'progress', '-o', 'json');
+    const query = await temporal(
+      'workflow',
+      'query',
+      '--workflow-id',
+      crawlWorkflowId(spec.crawlId),
+      '--type',
+      'progress',
+      '-o',
+      'json',
+    );
     const progress = JSON.parse(query.stdout).queryResult[0] as CrawlProgress;
     expect(progress.crawlId).toBe(spec.crawlId);
     expect(progress.totals.fetched).toBe(12);
     expect(progress.origins.map((origin) => origin.origin)).toEqual([site.origin]);
 
     const viaGleaner = await runGleaner(
-      ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '0', '--crawl-id', 'from-gleaner', '--wait', '--json', '--no-local-workers'],
+      [
+        'crawl',
+        site.url,
+        '--allow-host',
+        '127.0.0.1',
+        '--delay-ms',
+        '0',
+        '--crawl-id',
+        'from-gleaner',
+        '--wait',
+        '--json',
+        '--no-local-workers',
+      ],
       { TEMPORAL_ADDRESS: stack.temporal.address, DATABASE_URL: stack.postgres.url },
     );
     expect(viaGleaner.code).toBe(0);
     const fromGleaner = JSON.parse(viaGleaner.stdout) as CrawlSummary;
-    const comparable = (s: CrawlSummary) => ({ pagesFetched: s.pagesFetched, pagesIndexed: s.pagesIndexed, links: s.links, errors: s.errors, origins: s.origins, status: s.status });
+    const comparable = (s: CrawlSummary) => ({
+      pagesFetched: s.pagesFetched,
+      pagesIndexed: s.pagesIndexed,
+      links: s.links,
+      errors: s.errors,
+      origins: s.origins,
+      status: s.status,
+    });
     expect(comparable(fromCli)).toEqual(comparable(fromGleaner));
     expect(fromCli.pagesFetched).toBe(12);
   });
 
   it('a crawl without crawlId takes its id from the workflow id', async () => {
     await temporal(
-      'workflow', 'start', '--type', WORKFLOW_TYPES.crawl, '--task-queue', TASK_QUEUES.crawl,
-      '--workflow-id', 'crawl-implicit-id', '--input', JSON.stringify({ seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: 3 }),
+      'workflow',
+      'start',
+      '--type',
+      WORKFLOW_TYPES.crawl,
+      '--task-queue',
+      TASK_QUEUES.crawl,
+      '--workflow-id',
+      'crawl-implicit-id',
+      '--input',
+      JSON.stringify({ seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: 3 }),
     );
     const summary = (await stack.client.workflow.getHandle('crawl-implicit-id').result()) as CrawlSummary;
     expect(summary.crawlId).toBe('implicit-id');

@@ -12,7 +12,11 @@ export interface RunResult {
 }
 
 /** Runs `gleaner <args>` to completion. `env` replaces the gleaner-relevant variables entirely. */
-export function runGleaner(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 300_000): Promise<RunResult> {
+export function runGleaner(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  timeoutMs = 300_000,
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawnGleaner(args, env);
     let stdout = '';
@@ -36,7 +40,8 @@ export function runGleaner(args: string[], env: Record<string, string | undefine
 
 export function spawnGleaner(args: string[], env: Record<string, string | undefined> = {}): ChildProcess {
   const base = { ...process.env };
-  for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'DATABASE_URL', 'GLEANER_HOME']) delete base[key];
+  for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'DATABASE_URL', 'GLEANER_HOME'])
+    delete base[key];
   const merged: Record<string, string> = {};
   for (const [key, value] of Object.entries({ ...base, GLEANER_LOG_LEVEL: 'warn', ...env })) {
     if (value !== undefined) merged[key] = value;

@@ -99,7 +99,9 @@ describe('the Temporal server stopped mid-crawl', () => {
       const stoppedAt = htmlRequests();
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       restarted = await startTemporalDevServer({ dbFile, port, uiPort: false });
-      const summary = (await stack.client.workflow.getHandle(crawlWorkflowId(crawlId)).result()) as CrawlSummary;
+      const summary = (await stack.client.workflow
+        .getHandle(crawlWorkflowId(crawlId))
+        .result()) as CrawlSummary;
       expect(summary.status).toBe('completed');
       expect(stoppedAt).toBeLessThan(summary.pagesFetched);
       await assertEveryPageOnce(stack, crawlId, summary);

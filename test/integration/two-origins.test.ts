@@ -40,7 +40,9 @@ describe('two origins crawled at once', () => {
     const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
       workflowId: crawlWorkflowId(crawlId),
-      args: [{ crawlId, seeds: [a.url, b.url], delayMs: DELAY_MS, allowHosts: ['127.0.0.1'], scope: 'same-site' }],
+      args: [
+        { crawlId, seeds: [a.url, b.url], delayMs: DELAY_MS, allowHosts: ['127.0.0.1'], scope: 'same-site' },
+      ],
     });
     expect(summary.status).toBe('completed');
     expect(summary.origins).toBe(2);
@@ -54,7 +56,10 @@ describe('two origins crawled at once', () => {
       console.info(`${site.origin}: ${site.log.length} requests, smallest gap ${Math.min(...gaps)} ms`);
     }
     // Parallel, not one global queue: the two origins' request windows overlap in time.
-    const window = (log: RequestLogEntry[]) => [Math.min(...log.map((e) => e.startedAtMs)), Math.max(...log.map((e) => e.endedAtMs))];
+    const window = (log: RequestLogEntry[]) => [
+      Math.min(...log.map((e) => e.startedAtMs)),
+      Math.max(...log.map((e) => e.endedAtMs)),
+    ];
     const [aStart, aEnd] = window(a.log) as [number, number];
     const [bStart, bEnd] = window(b.log) as [number, number];
     expect(aStart < bEnd && bStart < aEnd).toBe(true);
