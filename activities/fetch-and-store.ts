@@ -2,6 +2,8 @@
  * The fetch activity: one HTTP attempt for one claimed URL, then — in one short transaction —
  * the page row, its outgoing edges, and the claims of the URLs it was first to discover.
  * Temporal owns retries: a transient failure is thrown as a retryable ApplicationFailure.
+ * The activity's retry policy is long so a database outage never loses a page; how often one
+ * URL's *HTTP* failures are retried is bounded here instead, by the attempt number.
  */
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
@@ -17,6 +19,8 @@ import type { FetchPageResult } from './http/fetch-result';
 import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult, FetchSpec } from './types';
 
 const HEARTBEAT_INTERVAL_MS = 2_000;
+/** Attempts at one URL when the server or the network fails (refused, timeout, 429, 5xx). */
+export const HTTP_ATTEMPTS = 3;
 
 export interface FetchAndStoreDeps {
   db: Database;
@@ -53,7 +57,7 @@ export function createFetchAndStore({ db }: FetchAndStoreDeps) {
         signal: context.cancellationSignal,
       });
       await recordFetch(db, input, fetched);
-      if (fetched.kind !== 'ok') return failed(fetched);
+      if (fetched.kind !== 'ok') return failed(fetched, context.info.attempt);
       return await store(db, input, fetched, scopeFor(input.crawlId, input.spec));
     } finally {
       clearInterval(beat);
@@ -80,13 +84,17 @@ async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: Fet
   );
 }
 
-/** Non-ok outcomes: transient ones go back to Temporal for a retry, the rest are results. */
-function failed(fetched: Exclude<FetchPageResult, { kind: 'ok' }>): FetchAndStoreResult {
+/**
+ * Non-ok outcomes: transient ones go back to Temporal for a retry until HTTP_ATTEMPTS, the rest
+ * (and the last transient one) are results the workflow counts.
+ */
+function failed(fetched: Exclude<FetchPageResult, { kind: 'ok' }>, attempt: number): FetchAndStoreResult {
   const error = describeFailure(fetched);
   const transient =
     fetched.kind === 'network-error' ||
     (fetched.kind === 'http-error' && (fetched.status === 429 || fetched.status >= 500));
-  if (transient) throw ApplicationFailure.retryable(error, `Fetch:${fetched.kind}`);
+  if (transient && attempt < HTTP_ATTEMPTS)
+    throw ApplicationFailure.retryable(error, `Fetch:${fetched.kind}`);
   return {
     outcome: fetched.kind,
     ...(fetched.status === undefined ? {} : { status: fetched.status }),

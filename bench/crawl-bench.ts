@@ -550,7 +550,7 @@ interface CpuSnapshot {
   idleTicks: number;
   self: NodeJS.CpuUsage;
   temporalTicks: number;
-  postgresTicks: number;
+  postgresTicks: Map<number, number>;
   /** Nanoseconds the threads of each process spent runnable but waiting for a core (schedstat). */
   benchWaitNs: number;
   temporalWaitNs: number;
@@ -583,25 +583,32 @@ function procTicks(pid: number): number {
   }
 }
 
-/** Native Postgres runs as the unprivileged user `nobody` (uid 65534): sum its processes. */
-function postgresTicks(): number {
-  let ticks = 0;
+/** Native Postgres runs as the unprivileged user `nobody` (uid 65534): its processes' CPU ticks by pid. */
+function postgresTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
   let pids: string[] = [];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
-    return 0;
+    return ticks;
   }
   for (const pid of pids) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
       if (!/^Uid:\s+65534\b/m.test(status) || !/^Name:\s+postgres/m.test(status)) continue;
-      ticks += procTicks(Number(pid));
+      ticks.set(Number(pid), procTicks(Number(pid)));
     } catch {
       // gone meanwhile
     }
   }
   return ticks;
+}
+
+/** CPU ticks the processes alive at `after` used since `before` (backends that exited meanwhile are lost). */
+function ticksSince(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ticks] of after) total += ticks - (before.get(pid) ?? 0);
+  return total;
 }
 
 function cpuSnapshot(temporalPid: number): CpuSnapshot {
@@ -651,7 +658,7 @@ function cpuUse(before: CpuSnapshot, after: CpuSnapshot, wallMs: number): CpuUse
   const selfUs = after.self.user - before.self.user + (after.self.system - before.self.system);
   const benchProcessCores = selfUs / 1000 / wallMs;
   const temporalServerCores = (after.temporalTicks - before.temporalTicks) / hz / (wallMs / 1000);
-  const postgresCores = (after.postgresTicks - before.postgresTicks) / hz / (wallMs / 1000);
+  const postgresCores = ticksSince(before.postgresTicks, after.postgresTicks) / hz / (wallMs / 1000);
   return {
     machineCores,
     benchProcessCores,

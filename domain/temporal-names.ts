@@ -35,3 +35,15 @@ export function originWorkflowId(crawlId: string, origin: string): string {
 export function pageWorkflowId(crawlId: string, pageId: number | string): string {
   return `crawl-${crawlId}/page/${pageId}`;
 }
+
+/**
+ * Error types an activity retry cannot fix: bugs and bad input. Everything else (a database or
+ * network outage) is retried.
+ */
+export const NON_RETRYABLE_ERROR_TYPES = [
+  'TypeError',
+  'RangeError',
+  'SyntaxError',
+  'ReferenceError',
+  'InvalidUrlError',
+];

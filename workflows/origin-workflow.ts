@@ -20,7 +20,12 @@ import {
 import type { ActivityApi } from '../activities/types';
 import { pushTo } from '../domain/collections';
 import type { CrawlSpec } from '../domain/crawl-spec';
-import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  NON_RETRYABLE_ERROR_TYPES,
+  pageWorkflowId,
+  TASK_QUEUES,
+} from '../domain/temporal-names';
 import {
   discoveredSignal,
   emptyOriginStats,
@@ -43,11 +48,14 @@ const { fetchAndStore } = proxyActivities<ActivityApi>({
   // a crashed worker's attempt be retried within seconds instead of minutes.
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '10 seconds',
+  // Long enough to ride out a database or worker outage of about half an hour; the activity
+  // itself stops retrying HTTP failures after a few attempts. Programming errors fail at once.
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '30 seconds',
-    maximumAttempts: 3,
+    maximumAttempts: 60,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
   },
 });
 

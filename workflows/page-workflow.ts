@@ -5,12 +5,17 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
-import { TASK_QUEUES } from '../domain/temporal-names';
+import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
 
 const { recordPage } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.page,
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '30 seconds',
+    maximumAttempts: 60,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
 });
 
 export interface PageWorkflowInput {
