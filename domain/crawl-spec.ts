@@ -51,6 +51,11 @@ export const crawlSpecSchema = z
       .default(10 * 1024 * 1024),
     /** Redirect hops followed per request. @default 5 */
     maxRedirects: z.number().int().min(0).max(20).default(5),
+    /**
+     * Workflows continue as new once their history passes this many events, keeping replay cheap
+     * (advanced; about 11 events per page per origin). @default 4000
+     */
+    continueAsNewAfterEvents: z.number().int().min(200).max(40_000).default(4000),
   })
   .strict();
 

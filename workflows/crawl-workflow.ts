@@ -55,8 +55,6 @@ const { registerCrawl, finishCrawl } = proxyActivities<ActivityApi>({
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-const MAX_HISTORY_EVENTS = 8000;
-
 interface OriginEntry {
   workflowId: string;
   sentBatches: number;
@@ -189,7 +187,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     await handle(event);
     showDetails();
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+    if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
       await continueAsNew<typeof crawlWorkflow>(spec, state);
     }
   }

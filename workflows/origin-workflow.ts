@@ -63,8 +63,6 @@ const { fetchAndStore } = proxyActivities<ActivityApi>({
 const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
 const RELAY_BATCH = 50;
-/** Continue-as-new well before Temporal's 10k-event warning. */
-const MAX_HISTORY_EVENTS = 4000;
 
 export interface OriginWorkflowInput {
   spec: CrawlSpec;
@@ -308,7 +306,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     await fetchNext(item);
 
     const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+    if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
       await flushRelay();
       await drainPageChildren();
       // Handlers only mutate state synchronously, so nothing is lost between here and the new run.

@@ -4,7 +4,7 @@
  * once, the link graph stored, and a second crawl adds no duplicates.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import { reachableHtmlPaths } from '../helpers/reachable';
 import { type SiteServer, serveSite } from '../helpers/site-server';
@@ -26,11 +26,11 @@ afterAll(async () => {
   await site?.close();
 });
 
-async function crawl(crawlId: string): Promise<CrawlSummary> {
+async function crawl(crawlId: string, extra: Record<string, unknown> = {}): Promise<CrawlSummary> {
   return stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
     taskQueue: TASK_QUEUES.crawl,
     workflowId: crawlWorkflowId(crawlId),
-    args: [{ crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: 1000 }],
+    args: [{ crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: 1000, ...extra }],
   });
 }
 
@@ -76,6 +76,26 @@ describe('crawling the skopt-0.9 site', () => {
     expect(summary.status).toBe('completed');
     expect(summary.pagesFetched).toBe(before.pages);
     expect(await counts()).toEqual(before);
+  });
+});
+
+describe('continue-as-new', () => {
+  it('keeps histories short and loses nothing across runs', async () => {
+    const before = await counts();
+    const summary = await crawl('skopt-can', { continueAsNewAfterEvents: 300 });
+    expect(summary.status).toBe('completed');
+    expect(summary.pagesFetched).toBe(before.pages);
+    expect(summary.pagesIndexed).toBe(before.pages);
+    expect(await counts()).toEqual(before);
+    const runs: number[] = [];
+    for await (const execution of stack.client.workflow.list({
+      query: `WorkflowId = '${originWorkflowId('skopt-can', site.origin)}'`,
+    })) {
+      runs.push(execution.historyLength);
+    }
+    expect(runs.length).toBeGreaterThan(3);
+    // Each run stops soon after the threshold: one page's events past it at most.
+    expect(Math.max(...runs)).toBeLessThan(300 + 60);
   });
 });
 

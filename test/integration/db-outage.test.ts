@@ -37,7 +37,12 @@ beforeAll(async () => {
   postgres = await startNativePostgres({ dataDir: path.join(pgDir, 'data') });
   db = new PgDatabase(postgres.url);
   await migrate(db);
-  workers = await startWorkers({ temporalAddress: temporal.address, namespace: 'default', queues: ['crawl', 'fetch', 'page'], db });
+  workers = await startWorkers({
+    temporalAddress: temporal.address,
+    namespace: 'default',
+    queues: ['crawl', 'fetch', 'page'],
+    db,
+  });
   connection = await Connection.connect({ address: temporal.address });
 });
 afterAll(async () => {
