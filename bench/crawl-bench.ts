@@ -583,19 +583,23 @@ function procTicks(pid: number): number {
   }
 }
 
-/** Native Postgres runs as the unprivileged user `nobody` (uid 65534): its processes' CPU ticks by pid. */
-function postgresTicks(): Map<number, number> {
+/** CPU ticks by pid of our Postgres: the postmaster (from postmaster.pid) and its children. */
+function postgresTicks(dataDir: string | undefined): Map<number, number> {
   const ticks = new Map<number, number>();
-  let pids: string[] = [];
+  if (!dataDir) return ticks;
+  let postmaster: number;
+  let pids: string[];
   try {
+    postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
     return ticks;
   }
   for (const pid of pids) {
     try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      if (!/^Uid:\s+65534\b/m.test(status) || !/^Name:\s+postgres/m.test(status)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (Number(pid) !== postmaster && ppid !== postmaster) continue;
       ticks.set(Number(pid), procTicks(Number(pid)));
     } catch {
       // gone meanwhile
@@ -611,7 +615,7 @@ function ticksSince(before: Map<number, number>, after: Map<number, number>): nu
   return total;
 }
 
-function cpuSnapshot(temporalPid: number): CpuSnapshot {
+function cpuSnapshot(temporalPid: number, postgresDataDir: string | undefined): CpuSnapshot {
   let totalTicks = 0;
   let idleTicks = 0;
   try {
@@ -627,7 +631,7 @@ function cpuSnapshot(temporalPid: number): CpuSnapshot {
     idleTicks,
     self: process.cpuUsage(),
     temporalTicks: procTicks(temporalPid),
-    postgresTicks: postgresTicks(),
+    postgresTicks: postgresTicks(postgresDataDir),
     benchWaitNs: runQueueWaitNs(process.pid),
     temporalWaitNs: runQueueWaitNs(temporalPid),
   };
@@ -796,7 +800,7 @@ async function runScenario(stack: BenchStack, siteRoot: string, spec: ScenarioSp
   const metricsBefore = await scrape(stack.metricsUrl);
   const loadAvgAtStart = os.loadavg()[0] ?? 0;
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  const cpuBefore = cpuSnapshot(stack.temporal.pid);
+  const cpuBefore = cpuSnapshot(stack.temporal.pid, stack.postgres?.dataDir);
   loopDelay.enable();
   const started = performance.now();
   let summary: CrawlSummary;
@@ -818,7 +822,10 @@ async function runScenario(stack: BenchStack, siteRoot: string, spec: ScenarioSp
     loopDelay.disable();
   }
   const wallMs = performance.now() - started;
-  const cpu = { ...cpuUse(cpuBefore, cpuSnapshot(stack.temporal.pid), wallMs), loadAvgAtStart };
+  const cpu = {
+    ...cpuUse(cpuBefore, cpuSnapshot(stack.temporal.pid, stack.postgres?.dataDir), wallMs),
+    loadAvgAtStart,
+  };
   const metricsAfter = await scrape(stack.metricsUrl);
   for (const server of servers) await server.close();
 
