@@ -62,8 +62,7 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
   let runtime: Runtime | undefined;
   try {
     runtime = await openRuntime({ workerQueues: localWorkers ? ['crawl', 'fetch', 'page'] : [] });
-    // Attached to a running `gleaner dev`: its workers do the work, ours are not needed.
-    const ownsWorkers = Boolean(runtime.workers) && !runtime.embedded.attached;
+    const ownsWorkers = Boolean(runtime.workers);
     const wait = options.wait === true || (ownsWorkers && !configured);
     if (ownsWorkers && !configured && options.wait !== true && !options.json) {
       process.stderr.write(

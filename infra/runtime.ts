@@ -106,9 +106,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       const started = server;
       cleanups.push(() => started.stop());
     }
-    if (db instanceof PgliteDatabase) {
-      db.updateLock({ temporalAddress, temporalUiUrl, serving: options.serve === true, databaseUrl });
-    }
+    if (db instanceof PgliteDatabase) db.updateLock({ temporalAddress, temporalUiUrl, databaseUrl });
 
     const connection = await Connection.connect({ address: temporalAddress }).catch((error: Error) => {
       throw new RuntimeError(`cannot reach Temporal at ${temporalAddress}: ${error.message}`);
@@ -116,12 +114,15 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     cleanups.push(() => connection.close());
     const client = new Client({ connection, namespace });
 
+    // Attached to a running `gleaner dev`: its workers serve every queue already.
     let workers: RunningWorkers | undefined;
-    if (options.workerQueues && options.workerQueues.length > 0) {
+    if (options.workerQueues && options.workerQueues.length > 0 && !embedded.attached) {
       workers = await startWorkers({ temporalAddress, namespace, queues: options.workerQueues, db });
       const running = workers;
       cleanups.push(() => running.shutdown());
     }
+    // Only now can later processes rely on this one: its workers are polling.
+    if (db instanceof PgliteDatabase && options.serve) db.updateLock({ serving: true });
 
     return {
       client,
