@@ -8,6 +8,7 @@ import { logger } from '../infra/logger';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
 import { collect, integerOption, listOption } from './options';
+import { runRobotsCommand } from './robots-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
 import { runStatusCommand } from './status-command';
 
@@ -72,6 +73,20 @@ program
   .argument('<crawlId>')
   .option('--json', 'print JSON')
   .action(async (crawlId: string, options) => runStatusCommand(crawlId, options));
+
+program
+  .command('robots')
+  .description('show what robots.txt allows for some URLs, with the matching rule, Crawl-delay and sitemaps')
+  .argument('<url...>', 'URLs to check (http or https)')
+  .option('--robots-file <file>', 'read robots.txt from this file instead of fetching it (no network)')
+  .option('--user-agent <ua>', 'User-Agent header and robots.txt product token')
+  .option(
+    '--allow-host <host>',
+    'let the SSRF guard fetch this host even on a private or loopback address; repeatable',
+    collect,
+  )
+  .option('--json', 'print one JSON line per URL')
+  .action(async (urls: string[], options) => runRobotsCommand(urls, options));
 
 program
   .command('dev')

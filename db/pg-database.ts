@@ -84,6 +84,13 @@ export class PgDatabase implements Database {
     } catch (error) {
       return wrap(error, this.url);
     }
+    // A checked-out client whose server goes away emits 'error' even between queries; unheard,
+    // that would crash the process. Remember it and destroy the client on release instead.
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onError);
     const tx: Queryable = {
       query: async <Row>(sql: string, params: readonly SqlParam[] = []) => {
         const result = await client.query(sql, params as unknown[]);
@@ -99,7 +106,8 @@ export class PgDatabase implements Database {
       await client.query('ROLLBACK').catch(() => {});
       return wrap(error, this.url);
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(broken);
     }
   }
 
