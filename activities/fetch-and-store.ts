@@ -11,11 +11,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { extractLinks, type LinkExtraction } from '../domain/links';
 import { hasNonPageExtension } from '../domain/page-filter';
+import type { RobotsVerdict } from '../domain/robots';
 import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
+import type { RobotsPolicy } from './robots-policy';
 import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult, FetchSpec } from './types';
 
 const HEARTBEAT_INTERVAL_MS = 2_000;
@@ -24,9 +26,10 @@ export const HTTP_ATTEMPTS = 3;
 
 export interface FetchAndStoreDeps {
   db: Database;
+  robots: RobotsPolicy;
 }
 
-export function createFetchAndStore({ db }: FetchAndStoreDeps) {
+export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
   const scopes = new Map<string, ScopePredicate>();
   function scopeFor(crawlId: string, spec: FetchSpec): ScopePredicate {
     let predicate = scopes.get(crawlId);
@@ -49,6 +52,13 @@ export function createFetchAndStore({ db }: FetchAndStoreDeps) {
     context.heartbeat();
     const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
+      const origin = originOf(input.url);
+      const verdict = await robots.check(input.url, origin, {
+        userAgent: input.spec.userAgent,
+        allowHosts: input.spec.allowHosts,
+        signal: context.cancellationSignal,
+      });
+      if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       const fetched = await fetchPage(input.url, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -63,6 +73,21 @@ export function createFetchAndStore({ db }: FetchAndStoreDeps) {
       clearInterval(beat);
     }
   };
+}
+
+async function robotsBlocked(
+  db: Database,
+  input: FetchAndStoreInput,
+  verdict: RobotsVerdict,
+): Promise<FetchAndStoreResult> {
+  const rule = verdict.rule
+    ? `${verdict.rule.directive}: ${verdict.rule.path} (line ${verdict.rule.line})`
+    : 'no rule';
+  await db.query(
+    `INSERT INTO fetches (crawl_id, url, outcome, bytes, error, started_at) VALUES ($1, $2, 'robots-blocked', 0, $3, now())`,
+    [input.crawlId, input.url, `disallowed by robots.txt for ${verdict.group ?? '*'}: ${rule}`],
+  );
+  return { outcome: 'robots-blocked', finalUrl: input.url, bytes: 0, linksStored: 0, discovered: [] };
 }
 
 async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: FetchPageResult): Promise<void> {

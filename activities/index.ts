@@ -5,7 +5,9 @@
 import type { Database } from '../db/database';
 import { createCrawlRecords } from './crawl-records';
 import { createFetchAndStore } from './fetch-and-store';
+import { createFetchRobots } from './fetch-robots';
 import { createPageRecords } from './page-records';
+import { createRobotsPolicy } from './robots-policy';
 import type { ActivityApi } from './types';
 
 export interface ActivityDeps {
@@ -13,8 +15,10 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps): ActivityApi {
+  const robots = createRobotsPolicy(deps);
   return {
-    fetchAndStore: createFetchAndStore(deps),
+    fetchAndStore: createFetchAndStore({ ...deps, robots }),
+    fetchRobots: createFetchRobots({ ...deps, robots }),
     ...createCrawlRecords(deps),
     ...createPageRecords(deps),
   };

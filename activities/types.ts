@@ -36,6 +36,7 @@ export interface DiscoveredUrl {
 
 export type FetchOutcomeKind =
   | 'ok'
+  | 'robots-blocked'
   | 'not-modified'
   | 'http-error'
   | 'blocked'
@@ -56,6 +57,23 @@ export interface FetchAndStoreResult {
   /** URLs this page was first to discover in this crawl, in scope and within max depth. */
   discovered: DiscoveredUrl[];
   /** Set when the page could not be stored, in words a user understands. */
+  error?: string;
+}
+
+export interface FetchRobotsInput {
+  crawlId: string;
+  origin: string;
+  userAgent: string;
+  allowHosts: string[];
+}
+
+export interface FetchRobotsResult {
+  /** fetched: rules apply; unavailable-allow-all: 4xx; unreachable-disallow-all: the origin is not crawled. */
+  source: 'fetched' | 'unavailable-allow-all' | 'unreachable-disallow-all';
+  httpStatus?: number;
+  /** Crawl-delay for our user agent, in ms, when robots.txt sets one. */
+  crawlDelayMs?: number;
+  sitemapCount: number;
   error?: string;
 }
 
@@ -86,6 +104,7 @@ export interface RecordPageResult {
 
 export interface ActivityApi {
   fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult>;
+  fetchRobots(input: FetchRobotsInput): Promise<FetchRobotsResult>;
   registerCrawl(input: RegisterCrawlInput): Promise<RegisterCrawlResult>;
   finishCrawl(input: FinishCrawlInput): Promise<void>;
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;

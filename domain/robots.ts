@@ -364,7 +364,24 @@ function matchesPattern(pattern: CompiledPattern, subject: string): boolean {
 
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
 /** RFC 3986 reserved characters that stay literal; `*` and `$` are special in patterns, so encoded. */
-const RESERVED_LITERAL = new Set([':', '/', '?', '#', '[', ']', '@', '!', '&', "'", '(', ')', '+', ',', ';', '=']);
+const RESERVED_LITERAL = new Set([
+  ':',
+  '/',
+  '?',
+  '#',
+  '[',
+  ']',
+  '@',
+  '!',
+  '&',
+  "'",
+  '(',
+  ')',
+  '+',
+  ',',
+  ';',
+  '=',
+]);
 /**
  * In the query these may appear literally (RFC 3986 §3.4), and RFC 9309 §2.2.2's table matches
  * `?baz=https://foo.bar` with `?baz=https%3A%2F%2Ffoo.bar`: both spellings become the literal one.

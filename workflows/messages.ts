@@ -44,7 +44,7 @@ export function emptyOriginStats(): OriginStats {
   };
 }
 
-export type OriginPhase = 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
+export type OriginPhase = 'robots' | 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
 
 export interface OriginProgress {
   origin: string;

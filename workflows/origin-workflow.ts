@@ -10,6 +10,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -42,7 +43,7 @@ import {
 } from './messages';
 import { pageWorkflow } from './page-workflow';
 
-const { fetchAndStore } = proxyActivities<ActivityApi>({
+const { fetchAndStore, fetchRobots } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.fetch,
   // Fetch timeouts (connect + headers + body) stay well inside this; the heartbeat timeout lets
   // a crashed worker's attempt be retried within seconds instead of minutes.
@@ -59,6 +60,8 @@ const { fetchAndStore } = proxyActivities<ActivityApi>({
   },
 });
 
+/** An origin whose robots.txt asks for a longer Crawl-delay is skipped, not crawled for days. */
+const MAX_CRAWL_DELAY_MS = 60_000;
 /** Quota asked of the crawl at a time: fewer round trips, little budget stranded per origin. */
 const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
@@ -80,6 +83,11 @@ export interface OriginState {
   receivedBatches: number;
   budgetExhausted: boolean;
   pendingRelay: Record<string, FrontierItem[]>;
+  robotsChecked?: boolean;
+  /** Crawl-delay from robots.txt; the gap is the larger of it and `delayMs`. */
+  crawlDelayMs?: number;
+  /** Why this origin is not crawled at all (robots.txt unreachable, Crawl-delay too long). */
+  deniedReason?: string;
 }
 
 interface PageOutcome {
@@ -111,6 +119,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
   setHandler(enqueueSignal, (batch) => {
     state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
+    if (state.deniedReason) {
+      state.stats.robotsBlocked += batch.items.length;
+      return;
+    }
     if (state.budgetExhausted) {
       state.stats.droppedByBudget += batch.items.length;
       return;
@@ -216,6 +228,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastFetchAtMs = Date.now();
       return;
     }
+    if (result.outcome === 'robots-blocked') {
+      // No request was sent: the politeness clock and the page budget are untouched.
+      state.stats.robotsBlocked++;
+      state.quota++;
+      return;
+    }
     state.stats.lastFetchAtMs = Date.now();
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
@@ -260,7 +278,42 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     );
   }
 
+  /** Reads robots.txt once per origin (cached by the activity for 24 h) before any page. */
+  async function checkRobots(): Promise<void> {
+    phase = 'robots';
+    showDetails();
+    const robots = await fetchRobots({
+      crawlId: spec.crawlId,
+      origin,
+      userAgent: spec.userAgent,
+      allowHosts: spec.allowHosts,
+    });
+    state.robotsChecked = true;
+    // robots.txt was (or may have been) a request to the origin: the gap runs from here too.
+    state.stats.lastFetchAtMs = Date.now();
+    if (robots.source === 'unreachable-disallow-all') {
+      deny(`${robots.error ?? 'robots.txt unreachable'}; origin not crawled`);
+    } else if (robots.crawlDelayMs !== undefined && robots.crawlDelayMs > MAX_CRAWL_DELAY_MS) {
+      deny(
+        `robots.txt asks for Crawl-delay ${robots.crawlDelayMs / 1000} s (limit ${MAX_CRAWL_DELAY_MS / 1000} s); origin skipped`,
+      );
+    } else if (robots.crawlDelayMs !== undefined) {
+      state.crawlDelayMs = robots.crawlDelayMs;
+    }
+  }
+
+  function deny(reason: string): void {
+    state.deniedReason = reason;
+    state.stats.errors++;
+    state.stats.lastError = `${origin}: ${reason}`;
+    state.stats.robotsBlocked += state.frontier.length;
+    state.frontier = [];
+  }
+
   const relayPending = () => Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);
+
+  // Histories recorded before robots support replay without this step.
+  if (!state.robotsChecked && patched('robots-v1')) await checkRobots();
 
   while (!finishRequested) {
     if (relayPending() >= RELAY_BATCH) await flushRelay();
@@ -294,7 +347,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
     // The gap runs from the end of the previous fetch (workflow time is never earlier than
     // the activity's real completion), so the server sees at least delayMs of silence.
-    const waitMs = spec.delayMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY));
+    const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
+    const waitMs = gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY));
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();

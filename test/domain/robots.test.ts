@@ -61,7 +61,12 @@ describe('RFC 9309 §2.1 protocol definition: records and groups', () => {
 
   it('consecutive user-agent lines form one group', () => {
     const robots = parseRobots(RFC_EXAMPLE);
-    expect(robots.groups.map((group) => group.agents)).toEqual([['*'], ['foobot'], ['barbot', 'bazbot'], ['quxbot']]);
+    expect(robots.groups.map((group) => group.agents)).toEqual([
+      ['*'],
+      ['foobot'],
+      ['barbot', 'bazbot'],
+      ['quxbot'],
+    ]);
   });
 
   it('empty lines between user-agent lines do not split the group', () => {
@@ -104,7 +109,10 @@ describe('RFC 9309 §2.2.1 the user-agent line', () => {
 
   it('matches the product token case-insensitively', () => {
     const text = 'User-agent: GLEANER\nDisallow: /x';
-    expect(evaluate(parseRobots(text), `${ORIGIN}/x`, UA)).toMatchObject({ allowed: false, group: 'gleaner' });
+    expect(evaluate(parseRobots(text), `${ORIGIN}/x`, UA)).toMatchObject({
+      allowed: false,
+      group: 'gleaner',
+    });
     expect(isAllowed(text, '/x', 'GlEaNeR/2')).toBe(false);
   });
 
@@ -129,13 +137,15 @@ describe('RFC 9309 §2.2.1 the user-agent line', () => {
   });
 
   it('merges every group for the same agent (the RFC ExampleBot example)', () => {
-    const text = 'user-agent: ExampleBot\ndisallow: /foo\ndisallow: /bar\n\nuser-agent: ExampleBot\ndisallow: /baz';
+    const text =
+      'user-agent: ExampleBot\ndisallow: /foo\ndisallow: /bar\n\nuser-agent: ExampleBot\ndisallow: /baz';
     for (const path of ['/foo', '/bar', '/baz']) expect(isAllowed(text, path, 'ExampleBot')).toBe(false);
     expect(isAllowed(text, '/qux', 'ExampleBot')).toBe(true);
   });
 
   it('merges several * groups too, and picks the longest rule across them', () => {
-    const text = 'User-agent: *\nDisallow: /a\n\nUser-agent: other\nDisallow: /\n\nUser-agent: *\nAllow: /a/b';
+    const text =
+      'User-agent: *\nDisallow: /a\n\nUser-agent: other\nDisallow: /\n\nUser-agent: *\nAllow: /a/b';
     expect(isAllowed(text, '/a/x')).toBe(false);
     expect(isAllowed(text, '/a/b/c')).toBe(true);
   });
@@ -197,8 +207,16 @@ describe('RFC 9309 §2.2.2 allow and disallow lines', () => {
   });
 
   it('an allow and a disallow of equal length: allow wins', () => {
-    const verdict = evaluate(parseRobots('User-agent: *\ndisallow: /folder\nallow: /folder'), `${ORIGIN}/folder/x`, UA);
-    expect(verdict).toEqual({ allowed: true, rule: { directive: 'allow', path: '/folder', line: 3 }, group: '*' });
+    const verdict = evaluate(
+      parseRobots('User-agent: *\ndisallow: /folder\nallow: /folder'),
+      `${ORIGIN}/folder/x`,
+      UA,
+    );
+    expect(verdict).toEqual({
+      allowed: true,
+      rule: { directive: 'allow', path: '/folder', line: 3 },
+      group: '*',
+    });
   });
 
   it('reports the deciding rule with its directive, path as written and line', () => {
@@ -350,7 +368,8 @@ describe('RFC 9309 §2.2.3 special characters', () => {
   });
 
   it('# starts a comment on its own line or after a rule', () => {
-    const text = '# comment on its own line\nUser-agent: * # everyone\nallow: / # comment in line\nDisallow: /x#y';
+    const text =
+      '# comment on its own line\nUser-agent: * # everyone\nallow: / # comment in line\nDisallow: /x#y';
     const robots = parseRobots(text);
     expect(robots.groups[0]?.rules.map((rule) => rule.path)).toEqual(['/', '/x']);
     expect(isAllowed(text, '/xz')).toBe(false);
@@ -399,9 +418,12 @@ describe('RFC 9309 §2.2.4 other records: Sitemap and Crawl-delay', () => {
     expect(crawlDelaySeconds(parseRobots(`User-agent: *\nCrawl-delay: ${value}`), UA)).toBe(seconds);
   });
 
-  it.each(['abc', '-1', '', '1,5', '10s', 'Infinity', '1e3', '0x10'])('a bad Crawl-delay (%j) is ignored', (value) => {
-    expect(crawlDelaySeconds(parseRobots(`User-agent: *\nCrawl-delay: ${value}`), UA)).toBeUndefined();
-  });
+  it.each(['abc', '-1', '', '1,5', '10s', 'Infinity', '1e3', '0x10'])(
+    'a bad Crawl-delay (%j) is ignored',
+    (value) => {
+      expect(crawlDelaySeconds(parseRobots(`User-agent: *\nCrawl-delay: ${value}`), UA)).toBeUndefined();
+    },
+  );
 
   it('a bad Crawl-delay does not hide a later good one in the same group', () => {
     expect(crawlDelaySeconds(parseRobots('User-agent: *\nCrawl-delay: soon\nCrawl-delay: 4'), UA)).toBe(4);
@@ -425,7 +447,8 @@ describe('RFC 9309 §2.2.4 other records: Sitemap and Crawl-delay', () => {
   });
 
   it('unknown records are ignored and do not split a group', () => {
-    const text = 'User-agent: a\nHost: example.com\nUser-agent: b\nClean-param: ref /x\nNoindex: /y\nDisallow: /z';
+    const text =
+      'User-agent: a\nHost: example.com\nUser-agent: b\nClean-param: ref /x\nNoindex: /y\nDisallow: /z';
     expect(parseRobots(text).groups).toHaveLength(1);
     expect(isAllowed(text, '/z', 'a')).toBe(false);
     expect(isAllowed(text, '/y', 'b')).toBe(true);
@@ -508,7 +531,8 @@ describe('RFC 9309 §2.3.1.5 parsing errors: real-world quirks', () => {
   });
 
   it('garbage lines (an HTML page served as robots.txt) give no rules', () => {
-    const text = '<!doctype html>\n<html><head><title>Not found: robots</title></head>\n<body>oops</body></html>';
+    const text =
+      '<!doctype html>\n<html><head><title>Not found: robots</title></head>\n<body>oops</body></html>';
     expect(parseRobots(text).groups).toEqual([]);
     expect(isAllowed(text, '/anything')).toBe(true);
   });
@@ -522,7 +546,9 @@ describe('RFC 9309 §2.3.1.5 parsing errors: real-world quirks', () => {
 
 describe('RFC 9309 §2.4 caching: the parsed file is plain JSON', () => {
   it('survives a JSON round trip unchanged, and evaluates the same', () => {
-    const robots = parseRobots(`${RFC_EXAMPLE}\nUser-agent: gleaner\nCrawl-delay: 1.5\nSitemap: https://example.com/s.xml`);
+    const robots = parseRobots(
+      `${RFC_EXAMPLE}\nUser-agent: gleaner\nCrawl-delay: 1.5\nSitemap: https://example.com/s.xml`,
+    );
     const copy = JSON.parse(JSON.stringify(robots)) as RobotsFile;
     expect(copy).toEqual(robots);
     expect(crawlDelaySeconds(copy, UA)).toBe(1.5);

@@ -49,7 +49,9 @@ describe('two origins crawled at once', () => {
     expect(summary.pagesFetched).toBe(2 * PAGES);
 
     for (const site of [a, b]) {
-      expect(site.log).toHaveLength(PAGES);
+      // robots.txt first (a 404 here: allow all), then every page once.
+      expect(site.log.map((entry) => entry.path)[0]).toBe('/robots.txt');
+      expect(site.log).toHaveLength(PAGES + 1);
       const gaps = gapsMs(site.log);
       // Never two in flight (a negative gap would be an overlap), never closer than the delay.
       expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY_MS);

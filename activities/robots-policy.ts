@@ -1,0 +1,173 @@
+/**
+ * robots.txt for one origin: fetched once, cached in Postgres for up to 24 hours (RFC 9309
+ * §2.4) and in memory, and consulted before every page request. Status rules (§2.3.1): 2xx is
+ * parsed; 4xx (and too many redirects) means allow all; 5xx, 429, network errors and refusals
+ * mean disallow all — the origin is not crawled.
+ */
+import type { Database } from '../db/database';
+import {
+  allowAll,
+  crawlDelaySeconds,
+  disallowAll,
+  evaluate,
+  parseRobots,
+  ROBOTS_MAX_BYTES,
+  type RobotsFile,
+  type RobotsVerdict,
+  sitemaps,
+} from '../domain/robots';
+import { fetchPage } from './http/fetch-page';
+import type { FetchPageResult } from './http/fetch-result';
+
+const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+/** Bodies beyond the parse limit are still read up to here, then cut (§2.5). */
+const ROBOTS_FETCH_CAP_BYTES = 2 * 1024 * 1024;
+
+export type RobotsSource = 'fetched' | 'unavailable-allow-all' | 'unreachable-disallow-all';
+
+export interface RobotsRecord {
+  origin: string;
+  source: RobotsSource;
+  rules: RobotsFile;
+  httpStatus?: number;
+  /** Why robots.txt could not be used, in words for the user. */
+  error?: string;
+  fetchedAtMs: number;
+}
+
+export interface RobotsFetchOptions {
+  userAgent: string;
+  allowHosts: readonly string[];
+  signal?: AbortSignal;
+}
+
+/** What a transient failure should do: retry the activity, or settle as disallow-all. */
+export class RobotsTransientError extends Error {
+  override readonly name = 'RobotsTransientError';
+}
+
+export function createRobotsPolicy({ db }: { db: Database }) {
+  const memory = new Map<string, RobotsRecord>();
+
+  async function cached(origin: string): Promise<RobotsRecord | undefined> {
+    const inMemory = memory.get(origin);
+    if (inMemory && Date.now() - inMemory.fetchedAtMs < CACHE_TTL_MS) return inMemory;
+    const { rows } = await db.query<{
+      source: RobotsSource;
+      rules: RobotsFile;
+      http_status: number | null;
+      fetched_ms: number;
+    }>(
+      `SELECT source, rules, http_status, (extract(epoch FROM fetched_at) * 1000)::float8 AS fetched_ms
+       FROM robots WHERE origin = $1 AND fetched_at > now() - interval '24 hours'`,
+      [origin],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const record: RobotsRecord = {
+      origin,
+      source: row.source,
+      rules: row.rules,
+      ...(row.http_status === null ? {} : { httpStatus: row.http_status }),
+      fetchedAtMs: Number(row.fetched_ms),
+    };
+    memory.set(origin, record);
+    return record;
+  }
+
+  /**
+   * The origin's robots record, fetched when no fresh one is cached. `finalAttempt` decides
+   * whether an unreachable robots.txt throws (so Temporal retries) or settles as disallow-all.
+   */
+  async function load(
+    origin: string,
+    options: RobotsFetchOptions,
+    finalAttempt: boolean,
+  ): Promise<RobotsRecord> {
+    const hit = await cached(origin);
+    if (hit) return hit;
+    const fetched = await fetchPage(`${origin}/robots.txt`, {
+      userAgent: options.userAgent,
+      allowHosts: options.allowHosts,
+      allowedContentTypes: ['*/*'],
+      maxBodyBytes: ROBOTS_FETCH_CAP_BYTES,
+      maxRedirects: 5,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const record = interpret(origin, fetched);
+    if (record.source === 'unreachable-disallow-all') {
+      if (!finalAttempt && fetched.kind !== 'blocked') throw new RobotsTransientError(record.error);
+      memory.set(origin, record);
+      return record;
+    }
+    await db.query(
+      `INSERT INTO robots (origin, fetched_at, http_status, source, rules, error) VALUES ($1, now(), $2, $3, $4, $5)
+       ON CONFLICT (origin) DO UPDATE SET fetched_at = now(), http_status = EXCLUDED.http_status,
+         source = EXCLUDED.source, rules = EXCLUDED.rules, error = EXCLUDED.error`,
+      [origin, record.httpStatus ?? null, record.source, JSON.stringify(record.rules), record.error ?? null],
+    );
+    memory.set(origin, record);
+    return record;
+  }
+
+  return {
+    load,
+    /** Whether the crawler may request `url`; loads the origin's robots.txt if needed. */
+    async check(url: string, origin: string, options: RobotsFetchOptions): Promise<RobotsVerdict> {
+      const record = await load(origin, options, true);
+      return evaluate(record.rules, url, options.userAgent);
+    },
+    crawlDelayMs(record: RobotsRecord, userAgent: string): number | undefined {
+      const seconds = crawlDelaySeconds(record.rules, userAgent);
+      return seconds === undefined ? undefined : Math.round(seconds * 1000);
+    },
+    sitemaps(record: RobotsRecord): string[] {
+      return sitemaps(record.rules);
+    },
+  };
+}
+
+export type RobotsPolicy = ReturnType<typeof createRobotsPolicy>;
+
+function interpret(origin: string, fetched: FetchPageResult): RobotsRecord {
+  const base = {
+    origin,
+    fetchedAtMs: Date.now(),
+    ...(fetched.status === undefined ? {} : { httpStatus: fetched.status }),
+  };
+  switch (fetched.kind) {
+    case 'ok':
+      return { ...base, source: 'fetched', rules: parseRobots(fetched.text, { maxBytes: ROBOTS_MAX_BYTES }) };
+    case 'not-modified':
+    case 'unsupported-content-type':
+      return { ...base, source: 'fetched', rules: allowAll() };
+    case 'redirect-limit':
+      return {
+        ...base,
+        source: 'unavailable-allow-all',
+        rules: allowAll(),
+        error: 'robots.txt: too many redirects',
+      };
+    case 'http-error':
+      if (fetched.status >= 400 && fetched.status < 500 && fetched.status !== 429) {
+        return { ...base, source: 'unavailable-allow-all', rules: allowAll() };
+      }
+      return unreachable(base, `robots.txt answered HTTP ${fetched.status}`);
+    case 'too-large':
+      return unreachable(base, `robots.txt is larger than ${fetched.limitBytes} bytes`);
+    case 'blocked':
+      return unreachable(
+        base,
+        `robots.txt blocked by the SSRF guard: ${fetched.message} (allow it with --allow-host)`,
+      );
+    case 'network-error':
+      return unreachable(
+        base,
+        `robots.txt unreachable: ${fetched.timeout ? `${fetched.timeout} timeout` : fetched.code}: ${fetched.message}`,
+      );
+  }
+}
+
+function unreachable(base: Omit<RobotsRecord, 'source' | 'rules'>, error: string): RobotsRecord {
+  return { ...base, source: 'unreachable-disallow-all', rules: disallowAll(), error };
+}
