@@ -110,16 +110,15 @@ async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: Fet
 }
 
 /**
- * Non-ok outcomes: transient ones go back to Temporal for a retry until HTTP_ATTEMPTS, the rest
- * (and the last transient one) are results the workflow counts.
+ * Non-ok outcomes become results the workflow acts on: it owns backoff for 429 and 5xx (durable
+ * timers, Retry-After honoured). Only network errors are retried here, by Temporal, until
+ * HTTP_ATTEMPTS; the last one becomes a result too.
  */
 function failed(fetched: Exclude<FetchPageResult, { kind: 'ok' }>, attempt: number): FetchAndStoreResult {
   const error = describeFailure(fetched);
-  const transient =
-    fetched.kind === 'network-error' ||
-    (fetched.kind === 'http-error' && (fetched.status === 429 || fetched.status >= 500));
-  if (transient && attempt < HTTP_ATTEMPTS)
+  if (fetched.kind === 'network-error' && attempt < HTTP_ATTEMPTS) {
     throw ApplicationFailure.retryable(error, `Fetch:${fetched.kind}`);
+  }
   return {
     outcome: fetched.kind,
     ...(fetched.status === undefined ? {} : { status: fetched.status }),
@@ -128,6 +127,7 @@ function failed(fetched: Exclude<FetchPageResult, { kind: 'ok' }>, attempt: numb
     linksStored: 0,
     discovered: [],
     ...(fetched.kind === 'not-modified' ? {} : { error }),
+    ...(fetched.kind === 'http-error' && fetched.retryAfter ? { retryAfter: fetched.retryAfter } : {}),
   };
 }
 

@@ -58,6 +58,8 @@ export interface FetchAndStoreResult {
   discovered: DiscoveredUrl[];
   /** Set when the page could not be stored, in words a user understands. */
   error?: string;
+  /** Raw Retry-After of a 429/503 answer, for the workflow's backoff timer. */
+  retryAfter?: string;
 }
 
 export interface FetchRobotsInput {

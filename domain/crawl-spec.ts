@@ -51,6 +51,14 @@ export const crawlSpecSchema = z
       .default(10 * 1024 * 1024),
     /** Redirect hops followed per request. @default 5 */
     maxRedirects: z.number().int().min(0).max(20).default(5),
+    /** First wait after a 429/503 without Retry-After; doubles per repeat. @default 30000 */
+    backoffBaseMs: z.number().int().min(0).max(3_600_000).default(30_000),
+    /** Longest wait after throttling, Retry-After included. @default 600000 */
+    backoffMaxMs: z.number().int().min(0).max(86_400_000).default(600_000),
+    /** Retries of one URL after 429 or 5xx answers before it counts as an error. @default 3 */
+    maxRetries: z.number().int().min(0).max(20).default(3),
+    /** Consecutive 403 answers after which an origin is stopped. @default 5 */
+    stopAfter403: z.number().int().min(1).max(1000).default(5),
     /**
      * Workflows continue as new once their history passes this many events, keeping replay cheap
      * (advanced; about 11 events per page per origin). @default 4000

@@ -21,6 +21,10 @@ export interface OriginStats {
   bytes: number;
   notModified: number;
   robotsBlocked: number;
+  /** 429/5xx answers that paused the origin and were retried. */
+  throttled?: number;
+  /** URLs left unfetched because the origin was stopped (repeated 403). */
+  droppedByStop?: number;
   /** URLs left unfetched because the crawl's page budget ran out. */
   droppedByBudget: number;
   /** Workflow time of the first and latest fetch, for a pages/s rate. */

@@ -19,6 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
+import { throttleDelayMs } from '../domain/backoff';
 import { pushTo } from '../domain/collections';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import {
@@ -88,6 +89,13 @@ export interface OriginState {
   crawlDelayMs?: number;
   /** Why this origin is not crawled at all (robots.txt unreachable, Crawl-delay too long). */
   deniedReason?: string;
+  /** Throttling retries per URL (429/5xx), removed once the URL is settled. */
+  retries?: Record<string, number>;
+  /** Throttling answers in a row, for the exponential backoff. */
+  throttleStreak?: number;
+  /** Workflow time before which nothing is sent to this origin (backoff). */
+  pausedUntilMs?: number;
+  consecutive403?: number;
 }
 
 interface PageOutcome {
@@ -237,6 +245,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.stats.lastFetchAtMs = Date.now();
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
+    if (throttled(item, result)) return;
+    trackForbidden(result);
+    delete state.retries?.[item.url];
     if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
     if (result.outcome === 'not-modified') state.stats.notModified++;
     if (result.error) {
@@ -252,6 +263,52 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       }
     }
     if (result.pageId !== undefined) startPage(result.pageId);
+  }
+
+  /**
+   * 429 and 5xx: the URL goes back to the front of the frontier and the whole origin pauses —
+   * for Retry-After when the server gave one, else 30 s doubling to 10 min (spec defaults) — on a
+   * durable timer, so a crash cannot cut the pause short. After `maxRetries` the URL is an error.
+   */
+  function throttled(
+    item: FrontierItem,
+    result: { outcome: string; status?: number; retryAfter?: string },
+  ): boolean {
+    const status = result.status ?? 0;
+    if (result.outcome !== 'http-error' || (status !== 429 && status < 500)) {
+      if (result.outcome === 'ok') state.throttleStreak = 0;
+      return false;
+    }
+    state.retries ??= {};
+    const retries = (state.retries[item.url] ?? 0) + 1;
+    if (retries > spec.maxRetries) {
+      delete state.retries[item.url];
+      return false;
+    }
+    state.retries[item.url] = retries;
+    state.throttleStreak = (state.throttleStreak ?? 0) + 1;
+    const waitMs = throttleDelayMs(result.retryAfter, state.throttleStreak, Date.now(), {
+      baseMs: spec.backoffBaseMs,
+      capMs: spec.backoffMaxMs,
+    });
+    state.pausedUntilMs = Date.now() + waitMs;
+    state.stats.throttled = (state.stats.throttled ?? 0) + 1;
+    state.stats.lastError = `${item.url}: HTTP ${status}; origin paused ${Math.round(waitMs / 1000)} s`;
+    state.frontier.unshift(item);
+    state.quota++;
+    return true;
+  }
+
+  /** Repeated 403s mean the origin does not want us: stop it, with the reason recorded. */
+  function trackForbidden(result: { status?: number }): void {
+    if (result.status !== 403) {
+      state.consecutive403 = 0;
+      return;
+    }
+    state.consecutive403 = (state.consecutive403 ?? 0) + 1;
+    if (state.consecutive403 >= spec.stopAfter403) {
+      deny(`stopped after ${state.consecutive403} consecutive 403 responses`, 'droppedByStop');
+    }
   }
 
   /**
@@ -302,11 +359,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
-  function deny(reason: string): void {
+  /** Stops the origin for good; what it still had queued is counted as robots-blocked or stopped. */
+  function deny(reason: string, dropped: 'robotsBlocked' | 'droppedByStop' = 'robotsBlocked'): void {
     state.deniedReason = reason;
     state.stats.errors++;
     state.stats.lastError = `${origin}: ${reason}`;
-    state.stats.robotsBlocked += state.frontier.length;
+    state.stats[dropped] = (state.stats[dropped] ?? 0) + state.frontier.length;
     state.frontier = [];
   }
 
@@ -348,7 +406,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // The gap runs from the end of the previous fetch (workflow time is never earlier than
     // the activity's real completion), so the server sees at least delayMs of silence.
     const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
-    const waitMs = gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY));
+    const waitMs = Math.max(
+      gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY)),
+      (state.pausedUntilMs ?? 0) - Date.now(),
+    );
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
