@@ -11,7 +11,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { extractLinks, type LinkExtraction } from '../domain/links';
 import { hasNonPageExtension } from '../domain/page-filter';
-import type { RobotsVerdict } from '../domain/robots';
+import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
@@ -165,20 +165,26 @@ async function store(
   const finalUrl = canonicalizeUrl(fetched.finalUrl) ?? input.url;
   const extraction = extractLinks(fetched.text, fetched.finalUrl);
   const contentHash = createHash('sha256').update(fetched.body).digest('hex');
-  const candidates = followable(extraction, input, inScope);
+  const headerRobots = parseXRobotsTag(fetched.headers['x-robots-tag'], input.spec.userAgent);
+  const directives = {
+    noindex: extraction.metaRobots.noindex || headerRobots.noindex,
+    nofollow: extraction.metaRobots.nofollow || headerRobots.nofollow,
+  };
+  // nofollow pages still record their edges in the graph; their links are just not followed.
+  const candidates = directives.nofollow ? [] : followable(extraction, input, inScope);
   const edges = dedupeEdges(extraction);
 
   const { pageId, discovered } = await db.transaction(async (tx) => {
     const page = await tx.query<{ id: number }>(
       `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
-                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, fetched_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now())
+                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetched_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, now())
        ON CONFLICT (url) DO UPDATE SET
          final_url = EXCLUDED.final_url, origin = EXCLUDED.origin, crawl_id = EXCLUDED.crawl_id, depth = EXCLUDED.depth,
          status = EXCLUDED.status, content_type = EXCLUDED.content_type, charset = EXCLUDED.charset,
          etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, content_hash = EXCLUDED.content_hash,
          body_bytes = EXCLUDED.body_bytes, body_gz = EXCLUDED.body_gz, title = EXCLUDED.title,
-         ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, fetched_at = now()
+         ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, noindex = EXCLUDED.noindex, fetched_at = now()
        RETURNING id`,
       [
         finalUrl,
@@ -197,6 +203,7 @@ async function store(
         extraction.title ?? null,
         fetched.timings.ttfbMs === undefined ? null : Math.round(fetched.timings.ttfbMs),
         Math.round(fetched.timings.totalMs),
+        directives.noindex,
       ],
     );
     const id = Number(page.rows[0]?.id);
@@ -216,6 +223,7 @@ async function store(
     bytes: fetched.bytes,
     linksStored: edges.length,
     discovered: discovered.filter((found) => found.url !== finalUrl),
+    ...(directives.noindex ? { noindex: true } : {}),
   };
 }
 
@@ -226,7 +234,7 @@ function followable(
   inScope: ScopePredicate,
 ): DiscoveredUrl[] {
   const depth = input.depth + 1;
-  if (depth > input.spec.maxDepth || extraction.metaRobots.nofollow) return [];
+  if (depth > input.spec.maxDepth) return [];
   const urls = extraction.links
     .filter((link) => !link.nofollow && link.tag !== 'link')
     .map((link) => link.url);

@@ -8,6 +8,7 @@ import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
 import { createPageRecords } from './page-records';
 import { createRobotsPolicy } from './robots-policy';
+import { createSitemapActivities } from './sitemaps';
 import type { ActivityApi } from './types';
 
 export interface ActivityDeps {
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     fetchRobots: createFetchRobots({ ...deps, robots }),
     ...createCrawlRecords(deps),
     ...createPageRecords(deps),
+    ...createSitemapActivities({ ...deps, robots }),
   };
 }
 

@@ -96,8 +96,9 @@ export function createRobotsPolicy({ db }: { db: Database }) {
     });
     const record = interpret(origin, fetched);
     if (record.source === 'unreachable-disallow-all') {
-      if (!finalAttempt && fetched.kind !== 'blocked') throw new RobotsTransientError(record.error);
-      memory.set(origin, record);
+      // Network failures are retried by Temporal here; a 5xx settles now and the workflow backs off.
+      if (!finalAttempt && fetched.kind === 'network-error') throw new RobotsTransientError(record.error);
+      // Not cached: the next look (after the workflow's backoff) asks the server again.
       return record;
     }
     await db.query(

@@ -60,6 +60,8 @@ export interface FetchAndStoreResult {
   error?: string;
   /** Raw Retry-After of a 429/503 answer, for the workflow's backoff timer. */
   retryAfter?: string;
+  /** The page asked not to be indexed (meta robots or X-Robots-Tag): stored, not indexed. */
+  noindex?: boolean;
 }
 
 export interface FetchRobotsInput {
@@ -104,10 +106,63 @@ export interface RecordPageResult {
   indexed: boolean;
 }
 
+export interface IngestSitemapsInput {
+  crawlId: string;
+  /** `scheme://host[:port]` of the origin whose sitemaps are read; only its URLs are claimed. */
+  origin: string;
+  /**
+   * Sitemaps to read besides the origin's robots.txt `Sitemap:` lines (which the activity reads
+   * from the cached robots record itself) and `<origin>/sitemap.xml` (always tried). @default []
+   */
+  sitemapUrls?: string[];
+  spec: FetchSpec;
+  /** Sitemap files fetched at most, indexes included. @default 50 */
+  maxSitemaps?: number;
+  /** URLs claimed from sitemaps for this origin at most. @default 50_000 */
+  maxUrlsPerOrigin?: number;
+  /** Gap between two sitemap requests (pass the origin's politeness gap). @default 1000 */
+  delayMs?: number;
+}
+
+export interface IngestSitemapsResult {
+  /** Sitemap files fetched and read (answers other than 2xx are not counted). */
+  sitemapsFetched: number;
+  /** `<url>` entries read, before scope and filters. */
+  urlsSeen: number;
+  /** URLs newly claimed by this run (0 when an earlier attempt or run claimed them). */
+  urlsClaimed: number;
+  /** Sitemap claims of this origin in this crawl, whichever run made them. */
+  claimedTotal: number;
+  /** True when a limit cut something: entries per file, bytes per file, maxSitemaps, maxUrlsPerOrigin. */
+  truncated: boolean;
+  /** The first few problems, in words for the user (at most 5). */
+  errors: string[];
+}
+
+export interface NextClaimedUrlsInput {
+  crawlId: string;
+  origin: string;
+  /** The `lastUrl` of the previous page; absent for the first page. */
+  afterUrl?: string;
+  /** At most 500. */
+  limit: number;
+  source: 'sitemap';
+}
+
+export interface NextClaimedUrlsResult {
+  items: Array<{ url: string; depth: number }>;
+  /** Cursor for the next call; absent when this page is empty. */
+  lastUrl?: string;
+  /** True when this page was the last (fewer than `limit` items). */
+  done: boolean;
+}
+
 export interface ActivityApi {
   fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult>;
   fetchRobots(input: FetchRobotsInput): Promise<FetchRobotsResult>;
   registerCrawl(input: RegisterCrawlInput): Promise<RegisterCrawlResult>;
   finishCrawl(input: FinishCrawlInput): Promise<void>;
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;
+  ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
+  nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
 }

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
+import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
 import { collect, integerOption, listOption } from './options';
@@ -87,6 +88,16 @@ program
   )
   .option('--json', 'print one JSON line per URL')
   .action(async (urls: string[], options) => runRobotsCommand(urls, options));
+
+for (const action of ['pause', 'resume', 'cancel'] as const) {
+  program
+    .command(action)
+    .description(`${action} a running crawl, or one of its origins`)
+    .argument('<crawlId>')
+    .option('--origin <origin>', 'only this origin (scheme://host:port)')
+    .option('--reason <text>', 'recorded with a cancel')
+    .action(async (crawlId: string, options) => runControlCommand(action, crawlId, options));
+}
 
 program
   .command('dev')

@@ -51,6 +51,10 @@ export const crawlSpecSchema = z
       .default(10 * 1024 * 1024),
     /** Redirect hops followed per request. @default 5 */
     maxRedirects: z.number().int().min(0).max(20).default(5),
+    /** Up to this fraction of the gap is added at random to each wait, so requests do not tick like a clock. @default 0.1 */
+    jitterRatio: z.number().min(0).max(1).default(0.1),
+    /** An origin whose robots.txt Crawl-delay exceeds this is skipped (with the reason) rather than crawled for days. @default 60000 */
+    maxCrawlDelayMs: z.number().int().min(0).max(86_400_000).default(60_000),
     /** First wait after a 429/503 without Retry-After; doubles per repeat. @default 30000 */
     backoffBaseMs: z.number().int().min(0).max(3_600_000).default(30_000),
     /** Longest wait after throttling, Retry-After included. @default 600000 */

@@ -439,3 +439,37 @@ function percentEncodeUtf8(codePoint: number): string {
           : [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
   return bytes.map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 }
+
+/** Page-level robots directives from `<meta name="robots">` and `X-Robots-Tag`. */
+export interface PageRobotsDirectives {
+  noindex: boolean;
+  nofollow: boolean;
+}
+
+/**
+ * `X-Robots-Tag` (possibly several, comma-joined): directives without an agent prefix apply to
+ * everyone; `agent: directives` applies only when the agent is our product token.
+ */
+export function parseXRobotsTag(header: string | undefined, userAgent: string): PageRobotsDirectives {
+  const result: PageRobotsDirectives = { noindex: false, nofollow: false };
+  if (!header) return result;
+  const token = productToken(userAgent);
+  let appliesToUs = true;
+  for (const rawPart of header.split(',')) {
+    let part = rawPart.trim().toLowerCase();
+    const agentPrefix = /^([a-z0-9_-]+)\s*:\s*(.*)$/.exec(part);
+    if (
+      agentPrefix &&
+      !['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview'].includes(
+        agentPrefix[1] ?? '',
+      )
+    ) {
+      appliesToUs = agentPrefix[1] === token;
+      part = agentPrefix[2] ?? '';
+    }
+    if (!appliesToUs) continue;
+    if (part === 'noindex' || part === 'none') result.noindex = true;
+    if (part === 'nofollow' || part === 'none') result.nofollow = true;
+  }
+  return result;
+}

@@ -32,8 +32,10 @@ import {
 import { originWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import {
+  type ControlCommand,
   type CrawlProgress,
   type CrawlSummary,
+  controlSignal,
   crawlProgressQuery,
   type DiscoveredBatch,
   discoveredSignal,
@@ -63,7 +65,10 @@ interface OriginEntry {
   stats: OriginStats;
 }
 
-type InboxEvent = { kind: 'discovered'; batch: DiscoveredBatch } | { kind: 'report'; report: OriginReport };
+type InboxEvent =
+  | { kind: 'discovered'; batch: DiscoveredBatch }
+  | { kind: 'report'; report: OriginReport }
+  | { kind: 'control'; command: ControlCommand };
 
 /** Carried across continue-as-new. */
 export interface CrawlState {
@@ -71,6 +76,9 @@ export interface CrawlState {
   budgetLeft: number;
   origins: Record<string, OriginEntry>;
   inbox: InboxEvent[];
+  /** Origins an operator paused; new origins of a paused crawl ('*') start paused too. */
+  paused?: string[];
+  cancelled?: boolean;
 }
 
 export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
@@ -89,6 +97,9 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   setHandler(originReportSignal, (report) => {
     state.inbox.push({ kind: 'report', report });
   });
+  setHandler(controlSignal, (command) => {
+    state.inbox.push({ kind: 'control', command });
+  });
   setHandler(
     crawlProgressQuery,
     (): CrawlProgress => ({
@@ -96,6 +107,8 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       phase,
       spec,
       pageBudgetLeft: state.budgetLeft,
+      paused: state.paused ?? [],
+      cancelled: state.cancelled === true,
       origins: Object.entries(state.origins).map(([origin, entry]) => ({
         origin,
         workflowId: entry.workflowId,
@@ -122,7 +135,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       await startChild(originWorkflow, {
         workflowId,
         taskQueue: TASK_QUEUES.crawl,
-        args: [{ spec, origin, initial: items }],
+        args: [{ spec, origin, initial: items, ...(isPaused(origin) ? { startPaused: true } : {}) }],
         // Origins outlive a continue-as-new of this workflow; they report back by signal.
         parentClosePolicy: ParentClosePolicy.ABANDON,
       });
@@ -136,8 +149,36 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     });
   }
 
+  /** Pause, resume or cancel: recorded here (so new origins inherit it) and passed on. */
+  async function control(command: ControlCommand): Promise<void> {
+    const key = command.origin ?? '*';
+    const paused = new Set(state.paused ?? []);
+    if (command.action === 'pause') paused.add(key);
+    if (command.action === 'resume') {
+      if (key === '*') paused.clear();
+      else paused.delete(key);
+    }
+    if (command.action === 'cancel' && !command.origin) state.cancelled = true;
+    state.paused = [...paused];
+    const targets = command.origin ? [command.origin] : Object.keys(state.origins);
+    for (const origin of targets) {
+      const entry = state.origins[origin];
+      if (entry && !entry.done) {
+        await getExternalWorkflowHandle(entry.workflowId).signal(controlSignal, {
+          action: command.action,
+          ...(command.reason ? { reason: command.reason } : {}),
+        });
+      }
+    }
+  }
+
   async function handle(event: InboxEvent): Promise<void> {
+    if (event.kind === 'control') {
+      await control(event.command);
+      return;
+    }
     if (event.kind === 'discovered') {
+      if (state.cancelled) return;
       for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
         if (items.length > 0) await route(origin, items);
       }
@@ -161,6 +202,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   }
 
   const entries = () => Object.values(state.origins);
+  const isPaused = (origin: string) => (state.paused ?? []).some((key) => key === '*' || key === origin);
   const allIdle = () => entries().every((entry) => entry.idle);
 
   if (!carried) {
@@ -236,17 +278,19 @@ function validate(input: CrawlSpecInput): CrawlSpec {
 
 function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
   const totals = sumStats(Object.values(state.origins).map((entry) => entry.stats));
-  const failed = totals.fetched === 0;
+  const failed = totals.fetched === 0 && !state.cancelled;
   const firstError = Object.values(state.origins).find((entry) => entry.stats.lastError)?.stats.lastError;
   return {
     crawlId: spec.crawlId,
-    status: failed ? 'failed' : 'completed',
+    status: state.cancelled ? 'cancelled' : failed ? 'failed' : 'completed',
     pagesFetched: totals.fetched,
     pagesIndexed: totals.indexed,
     links: totals.links,
     errors: totals.errors,
     skipped: totals.skipped,
     robotsBlocked: totals.robotsBlocked,
+    noindex: totals.noindex ?? 0,
+    throttled: totals.throttled ?? 0,
     notModified: totals.notModified,
     bytes: totals.bytes,
     origins: Object.keys(state.origins).length,

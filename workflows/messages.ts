@@ -23,8 +23,10 @@ export interface OriginStats {
   robotsBlocked: number;
   /** 429/5xx answers that paused the origin and were retried. */
   throttled?: number;
-  /** URLs left unfetched because the origin was stopped (repeated 403). */
+  /** URLs left unfetched because the origin was stopped (repeated 403, cancel). */
   droppedByStop?: number;
+  /** Pages stored but not indexed because they said noindex. */
+  noindex?: number;
   /** URLs left unfetched because the crawl's page budget ran out. */
   droppedByBudget: number;
   /** Workflow time of the first and latest fetch, for a pages/s rate. */
@@ -39,6 +41,8 @@ export function emptyOriginStats(): OriginStats {
     fetched: 0,
     errors: 0,
     skipped: 0,
+    noindex: 0,
+    throttled: 0,
     links: 0,
     indexed: 0,
     bytes: 0,
@@ -48,7 +52,7 @@ export function emptyOriginStats(): OriginStats {
   };
 }
 
-export type OriginPhase = 'robots' | 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
+export type OriginPhase = 'robots' | 'paused' | 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
 
 export interface OriginProgress {
   origin: string;
@@ -92,7 +96,7 @@ export interface QuotaGrant {
 
 export interface CrawlSummary {
   crawlId: string;
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'cancelled';
   pagesFetched: number;
   pagesIndexed: number;
   links: number;
@@ -100,6 +104,10 @@ export interface CrawlSummary {
   /** Responses that were not HTML pages. */
   skipped: number;
   robotsBlocked: number;
+  /** Pages stored but not indexed because they said noindex. */
+  noindex: number;
+  /** 429/5xx answers after which the origin paused and retried. */
+  throttled: number;
   notModified: number;
   bytes: number;
   origins: number;
@@ -112,6 +120,9 @@ export interface CrawlSummary {
 export interface CrawlProgress {
   crawlId: string;
   phase: 'starting' | 'crawling' | 'finishing' | 'done';
+  /** Origins paused by an operator. */
+  paused: string[];
+  cancelled: boolean;
   spec: CrawlSpec;
   pageBudgetLeft: number;
   origins: Array<{ origin: string; workflowId: string; idle: boolean; done: boolean; stats: OriginStats }>;
@@ -125,21 +136,26 @@ export const enqueueSignal = defineSignal<[EnqueueBatch]>('enqueue');
 export const quotaSignal = defineSignal<[QuotaGrant]>('quota');
 export const finishSignal = defineSignal('finish');
 
+/** Operator control of a crawl (all origins, or one) or of one origin workflow directly. */
+export interface ControlCommand {
+  action: 'pause' | 'resume' | 'cancel';
+  /** With the crawl's signal: only this origin (scheme://host:port); absent: every origin. */
+  origin?: string;
+  reason?: string;
+}
+export const controlSignal = defineSignal<[ControlCommand]>('control');
+
 export const crawlProgressQuery = defineQuery<CrawlProgress>('progress');
 export const originProgressQuery = defineQuery<OriginProgress>('originProgress');
 
+/** Adds up every counter (the timestamps and the last error are per origin, not summed). */
 export function sumStats(all: readonly OriginStats[]): OriginStats {
-  const total = emptyOriginStats();
+  const total = emptyOriginStats() as unknown as Record<string, number>;
   for (const stats of all) {
-    total.fetched += stats.fetched;
-    total.errors += stats.errors;
-    total.skipped += stats.skipped;
-    total.links += stats.links;
-    total.indexed += stats.indexed;
-    total.bytes += stats.bytes;
-    total.notModified += stats.notModified;
-    total.robotsBlocked += stats.robotsBlocked;
-    total.droppedByBudget += stats.droppedByBudget;
+    for (const [key, value] of Object.entries(stats)) {
+      if (typeof value !== 'number' || key === 'firstFetchAtMs' || key === 'lastFetchAtMs') continue;
+      total[key] = (total[key] ?? 0) + value;
+    }
   }
-  return total;
+  return total as unknown as OriginStats;
 }

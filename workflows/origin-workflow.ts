@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
-import { throttleDelayMs } from '../domain/backoff';
+import { backoffMs, throttleDelayMs } from '../domain/backoff';
 import { pushTo } from '../domain/collections';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import {
@@ -29,6 +29,7 @@ import {
   TASK_QUEUES,
 } from '../domain/temporal-names';
 import {
+  controlSignal,
   discoveredSignal,
   emptyOriginStats,
   enqueueSignal,
@@ -61,8 +62,6 @@ const { fetchAndStore, fetchRobots } = proxyActivities<ActivityApi>({
   },
 });
 
-/** An origin whose robots.txt asks for a longer Crawl-delay is skipped, not crawled for days. */
-const MAX_CRAWL_DELAY_MS = 60_000;
 /** Quota asked of the crawl at a time: fewer round trips, little budget stranded per origin. */
 const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
@@ -75,6 +74,8 @@ export interface OriginWorkflowInput {
   initial: FrontierItem[];
   /** Carried across continue-as-new. */
   state?: OriginState;
+  /** The crawl was paused when this origin appeared. */
+  startPaused?: boolean;
 }
 
 export interface OriginState {
@@ -96,6 +97,9 @@ export interface OriginState {
   /** Workflow time before which nothing is sent to this origin (backoff). */
   pausedUntilMs?: number;
   consecutive403?: number;
+  /** Paused by an operator (control signal): no request until resumed. */
+  paused?: boolean;
+  cancelled?: boolean;
 }
 
 interface PageOutcome {
@@ -117,6 +121,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     receivedBatches: 0,
     budgetExhausted: false,
     pendingRelay: {},
+    ...(input.startPaused ? { paused: true } : {}),
   };
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
   const pageChildren: Array<Promise<PageOutcome>> = [];
@@ -128,7 +133,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   setHandler(enqueueSignal, (batch) => {
     state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
     if (state.deniedReason) {
-      state.stats.robotsBlocked += batch.items.length;
+      if (state.cancelled) state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + batch.items.length;
+      else state.stats.robotsBlocked += batch.items.length;
       return;
     }
     if (state.budgetExhausted) {
@@ -143,6 +149,17 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (grant.exhausted) {
       state.budgetExhausted = true;
       state.stats.droppedByBudget += state.frontier.length;
+      state.frontier = [];
+    }
+  });
+  setHandler(controlSignal, (command) => {
+    if (command.action === 'pause') state.paused = true;
+    if (command.action === 'resume') state.paused = false;
+    if (command.action === 'cancel' && !state.cancelled) {
+      state.cancelled = true;
+      state.paused = false;
+      state.deniedReason = `cancelled${command.reason ? `: ${command.reason}` : ' by an operator'}`;
+      state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + state.frontier.length;
       state.frontier = [];
     }
   });
@@ -262,7 +279,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         pushTo(state.pendingRelay, found.origin, { url: found.url, depth: found.depth });
       }
     }
-    if (result.pageId !== undefined) startPage(result.pageId);
+    if (result.noindex) state.stats.noindex = (state.stats.noindex ?? 0) + 1;
+    else if (result.pageId !== undefined) startPage(result.pageId);
   }
 
   /**
@@ -339,20 +357,23 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   async function checkRobots(): Promise<void> {
     phase = 'robots';
     showDetails();
-    const robots = await fetchRobots({
-      crawlId: spec.crawlId,
-      origin,
-      userAgent: spec.userAgent,
-      allowHosts: spec.allowHosts,
-    });
+    const ask = () =>
+      fetchRobots({ crawlId: spec.crawlId, origin, userAgent: spec.userAgent, allowHosts: spec.allowHosts });
+    let robots = await ask();
+    // A robots.txt answering 5xx/429 disallows everything for now; ask again after backoff.
+    for (let retry = 1; retry <= spec.maxRetries && isServerTrouble(robots); retry++) {
+      state.stats.throttled = (state.stats.throttled ?? 0) + 1;
+      await sleep(backoffMs(retry, spec.backoffBaseMs, spec.backoffMaxMs));
+      robots = await ask();
+    }
     state.robotsChecked = true;
     // robots.txt was (or may have been) a request to the origin: the gap runs from here too.
     state.stats.lastFetchAtMs = Date.now();
     if (robots.source === 'unreachable-disallow-all') {
       deny(`${robots.error ?? 'robots.txt unreachable'}; origin not crawled`);
-    } else if (robots.crawlDelayMs !== undefined && robots.crawlDelayMs > MAX_CRAWL_DELAY_MS) {
+    } else if (robots.crawlDelayMs !== undefined && robots.crawlDelayMs > spec.maxCrawlDelayMs) {
       deny(
-        `robots.txt asks for Crawl-delay ${robots.crawlDelayMs / 1000} s (limit ${MAX_CRAWL_DELAY_MS / 1000} s); origin skipped`,
+        `robots.txt asks for Crawl-delay ${robots.crawlDelayMs / 1000} s (limit ${spec.maxCrawlDelayMs / 1000} s); origin skipped`,
       );
     } else if (robots.crawlDelayMs !== undefined) {
       state.crawlDelayMs = robots.crawlDelayMs;
@@ -405,7 +426,15 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
     // The gap runs from the end of the previous fetch (workflow time is never earlier than
     // the activity's real completion), so the server sees at least delayMs of silence.
-    const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
+    if (state.paused) {
+      phase = 'paused';
+      showDetails();
+      await condition(() => !state.paused || finishRequested);
+      continue;
+    }
+    const baseGapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
+    // Workflow Math.random is seeded by Temporal, so the jitter replays identically.
+    const gapMs = baseGapMs + Math.floor(Math.random() * baseGapMs * spec.jitterRatio);
     const waitMs = Math.max(
       gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY)),
       (state.pausedUntilMs ?? 0) - Date.now(),
@@ -439,4 +468,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   await report({ idle: true, done: true, returnedQuota: state.quota });
   log.info('origin drained', { origin, fetched: state.stats.fetched, errors: state.stats.errors });
   return { origin, stats: state.stats };
+}
+
+function isServerTrouble(robots: { source: string; httpStatus?: number }): boolean {
+  const status = robots.httpStatus ?? 0;
+  return robots.source === 'unreachable-disallow-all' && (status >= 500 || status === 429);
 }

@@ -9,6 +9,7 @@ import {
   disallowAll,
   evaluate,
   parseRobots,
+  parseXRobotsTag,
   productToken,
   ROBOTS_MAX_BYTES,
   type RobotsFile,
@@ -604,5 +605,26 @@ describe('RFC 9309 §2.5 limits: content beyond 500 KiB is ignored', () => {
   it('rejects a maxBytes that is not a positive integer', () => {
     expect(() => parseRobots('', { maxBytes: 0 })).toThrow(RangeError);
     expect(() => parseRobots('', { maxBytes: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe('X-Robots-Tag', () => {
+  const ua = 'gleaner/0.1 (+https://example.org)';
+  it('applies unprefixed directives to everyone', () => {
+    expect(parseXRobotsTag('noindex, nofollow', ua)).toEqual({ noindex: true, nofollow: true });
+    expect(parseXRobotsTag('none', ua)).toEqual({ noindex: true, nofollow: true });
+    expect(parseXRobotsTag('NoIndex', ua)).toEqual({ noindex: true, nofollow: false });
+  });
+  it('applies agent-prefixed directives only to our product token', () => {
+    expect(parseXRobotsTag('googlebot: noindex', ua)).toEqual({ noindex: false, nofollow: false });
+    expect(parseXRobotsTag('gleaner: nofollow', ua)).toEqual({ noindex: false, nofollow: true });
+    expect(parseXRobotsTag('googlebot: noindex, gleaner: nofollow', ua)).toEqual({
+      noindex: false,
+      nofollow: true,
+    });
+  });
+  it('is not confused by directives that contain a colon', () => {
+    expect(parseXRobotsTag('unavailable_after: 25 Jun 2010 15:00:00 PST, noindex', ua).noindex).toBe(true);
+    expect(parseXRobotsTag(undefined, ua)).toEqual({ noindex: false, nofollow: false });
   });
 });

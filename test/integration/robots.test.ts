@@ -55,7 +55,15 @@ describe('robots.txt', () => {
     const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
       workflowId: crawlWorkflowId(crawlId),
-      args: [{ crawlId, seeds: [ruled.url, broken.url, missing.url], delayMs: 0, allowHosts: ['127.0.0.1'] }],
+      args: [
+        {
+          crawlId,
+          seeds: [ruled.url, broken.url, missing.url],
+          delayMs: 0,
+          backoffBaseMs: 200,
+          allowHosts: ['127.0.0.1'],
+        },
+      ],
     });
 
     // The gleaner group applies (our product token), not the * group.
@@ -71,8 +79,8 @@ describe('robots.txt', () => {
     const gaps = pages.slice(1).map((entry, i) => entry.startedAtMs - (pages[i]?.endedAtMs ?? 0));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(400);
 
-    // 503 for robots.txt: nothing but robots.txt was asked of that origin.
-    expect(broken.log.length).toBeGreaterThan(0);
+    // 503 for robots.txt: asked again after backoff (3 retries), and nothing else was asked.
+    expect(broken.log.length).toBe(4);
     expect(broken.log.every((entry) => entry.path === '/robots.txt')).toBe(true);
 
     // 404 for robots.txt: allow all.

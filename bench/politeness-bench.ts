@@ -1,0 +1,583 @@
+/**
+ * Politeness-ceiling benchmark: H generated sites on loopback (127.0.0.1 … 127.0.0.H), each with a
+ * robots.txt asking `Crawl-delay: δ`, crawled at once with `delayMs: 0`, so robots Crawl-delay is
+ * what limits. The achieved rate, read from the servers' own request logs, is compared with the
+ * ceiling H/δ (seed 002 §4: R_polite = H/δ). It runs on the real stack of the integration tests
+ * (test/helpers/stack.ts: Temporal dev server + native Postgres + in-process workers) and prints
+ * numbers; it asserts nothing about time. Definitions: bench/README.md, "Politeness benchmark".
+ *
+ *   npm run bench:politeness -- [--origins H] [--delay-s δ] [--pages-per-origin N] [--site-pages P]
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { addGeneratedPages } from '../test/helpers/generated-site';
+import { type RequestLogEntry, type SiteServer, serveSite } from '../test/helpers/site-server';
+import { startTestStack, type TestStack } from '../test/helpers/stack';
+import type { CrawlSummary } from '../workflows/messages';
+
+interface Options {
+  origins: number;
+  delayS: number;
+  pagesPerOrigin: number;
+  sitePages: number;
+}
+
+function usage(message?: string): never {
+  if (message) console.error(`politeness-bench: ${message}`);
+  console.error(
+    'usage: npm run bench:politeness -- [--origins H] [--delay-s SECONDS] [--pages-per-origin N] [--site-pages P]',
+  );
+  process.exit(2);
+}
+
+function parseOptions(argv: string[]): Options {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        origins: { type: 'string' },
+        'delay-s': { type: 'string' },
+        'pages-per-origin': { type: 'string' },
+        'site-pages': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  if (values.help) usage();
+  const int = (name: string, fallback: number, max: number): number => {
+    const raw = values[name];
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0 || n > max)
+      usage(`--${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
+    return n;
+  };
+  const origins = int('origins', 20, 254);
+  const pagesPerOrigin = int('pages-per-origin', 30, 100_000);
+  const rawDelay = values['delay-s'];
+  const delayS = rawDelay === undefined ? 0.5 : Number(rawDelay);
+  if (!Number.isFinite(delayS) || delayS <= 0 || delayS > 60)
+    usage(`--delay-s must be a number of seconds in (0, 60], got ${JSON.stringify(rawDelay)}`);
+  // The crawl hands out its budget in blocks of 25 pages, so one origin may get more than N: give
+  // every site enough pages that no origin runs out of frontier before its budget.
+  const sitePages = int('site-pages', Math.max(60, 2 * pagesPerOrigin + 50), 100_000);
+  return { origins, delayS, pagesPerOrigin, sitePages };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Machine load: /proc on Linux, os.loadavg everywhere
+
+interface CpuSnapshot {
+  totalTicks: number;
+  idleTicks: number;
+  self: NodeJS.CpuUsage;
+  temporalTicks: number;
+}
+
+function procTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (100/s)
+  } catch {
+    return 0;
+  }
+}
+
+function cpuSnapshot(temporalPid: number): CpuSnapshot {
+  let totalTicks = 0;
+  let idleTicks = 0;
+  try {
+    const values = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    totalTicks = values.slice(0, 8).reduce((a, b) => a + b, 0);
+    idleTicks = (values[3] ?? 0) + (values[4] ?? 0);
+  } catch {
+    // not Linux: the machine and server columns stay 0
+  }
+  return { totalTicks, idleTicks, self: process.cpuUsage(), temporalTicks: procTicks(temporalPid) };
+}
+
+interface MachineLoad {
+  cpus: number;
+  loadAvgStart: number;
+  loadAvgEnd: number;
+  loadAvgMax: number;
+  /** Cores busy on average over the crawl, machine-wide, and the parts of it. */
+  machineCores: number;
+  benchProcessCores: number;
+  temporalServerCores: number;
+  /** Postgres, the site servers' share is inside the bench process; other users' jobs. */
+  otherCores: number;
+  eventLoopP99Ms: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server-side analysis
+
+interface GapStats {
+  n: number;
+  min: number;
+  mean: number;
+  max: number;
+}
+
+interface OriginResult {
+  origin: string;
+  pageRequests: number;
+  robotsRequests: number;
+  /** Page-request starts: first and last (ms since epoch). */
+  firstStartMs: number;
+  lastStartMs: number;
+  /** End of one request → start of the next, over all requests of this origin (robots.txt included). */
+  gap: GapStats;
+  /** Start → start of consecutive page requests: one lap of the origin's loop. */
+  lapMeanMs: number;
+  /** Page requests per second from this origin's first page request to its last. */
+  pagesPerS: number;
+  /** A request that started before the previous one ended (or one that never ended). */
+  overlaps: number;
+  /** Mean server-side duration of one page request (request received → response finished). */
+  httpMeanMs: number;
+}
+
+const isRobots = (entry: RequestLogEntry) => new URL(entry.path, 'http://x').pathname === '/robots.txt';
+
+function gapStats(values: number[]): GapStats {
+  if (values.length === 0) return { n: 0, min: Number.NaN, mean: Number.NaN, max: Number.NaN };
+  return {
+    n: values.length,
+    min: Math.min(...values),
+    mean: values.reduce((a, b) => a + b, 0) / values.length,
+    max: Math.max(...values),
+  };
+}
+
+function analyseOrigin(server: SiteServer): OriginResult {
+  const log = [...server.log].sort((a, b) => a.startedAtMs - b.startedAtMs);
+  const pages = log.filter((e) => !isRobots(e));
+  const gaps: number[] = [];
+  let overlaps = 0;
+  for (let i = 1; i < log.length; i++) {
+    const prev = log[i - 1] as RequestLogEntry;
+    const cur = log[i] as RequestLogEntry;
+    if (prev.endedAtMs === 0 || cur.startedAtMs < prev.endedAtMs) overlaps++;
+    if (prev.endedAtMs > 0) gaps.push(cur.startedAtMs - prev.endedAtMs);
+  }
+  const first = pages[0]?.startedAtMs ?? Number.NaN;
+  const last = pages[pages.length - 1]?.startedAtMs ?? Number.NaN;
+  const spanMs = last - first;
+  const finished = pages.filter((e) => e.endedAtMs > 0);
+  return {
+    origin: server.origin,
+    pageRequests: pages.length,
+    robotsRequests: log.length - pages.length,
+    firstStartMs: first,
+    lastStartMs: last,
+    gap: gapStats(gaps),
+    lapMeanMs: pages.length > 1 ? spanMs / (pages.length - 1) : Number.NaN,
+    pagesPerS: pages.length > 1 && spanMs > 0 ? ((pages.length - 1) * 1000) / spanMs : Number.NaN,
+    overlaps,
+    httpMeanMs:
+      finished.length > 0
+        ? finished.reduce((sum, e) => sum + (e.endedAtMs - e.startedAtMs), 0) / finished.length
+        : Number.NaN,
+  };
+}
+
+/**
+ * The steady-state window: from the latest first page request of any origin to the earliest last
+ * page request of any origin — the span in which every origin is crawling. Achieved = page
+ * requests that start inside (t0, t1] over all origins, divided by t1 − t0.
+ */
+function steadyWindow(servers: SiteServer[], origins: OriginResult[]) {
+  const t0 = Math.max(...origins.map((o) => o.firstStartMs));
+  const t1 = Math.min(...origins.map((o) => o.lastStartMs));
+  let count = 0;
+  for (const server of servers)
+    for (const e of server.log) if (!isRobots(e) && e.startedAtMs > t0 && e.startedAtMs <= t1) count++;
+  const seconds = (t1 - t0) / 1000;
+  return { t0, t1, seconds, requests: count, pagesPerS: seconds > 0 ? count / seconds : Number.NaN };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the time goes: origin workflow histories, matched to the server log by URL
+
+interface Timestamp {
+  seconds?: unknown;
+  nanos?: number | null;
+}
+
+interface HistoryEventLike {
+  eventId?: unknown;
+  eventTime?: Timestamp | null;
+  workflowTaskScheduledEventAttributes?: object | null;
+  workflowTaskStartedEventAttributes?: { scheduledEventId?: unknown } | null;
+  workflowTaskCompletedEventAttributes?: { scheduledEventId?: unknown } | null;
+  timerStartedEventAttributes?: object | null;
+  timerFiredEventAttributes?: object | null;
+  activityTaskScheduledEventAttributes?: {
+    activityType?: { name?: string | null } | null;
+    input?: { payloads?: Array<{ data?: Uint8Array | null }> | null } | null;
+  } | null;
+  activityTaskStartedEventAttributes?: { scheduledEventId?: unknown } | null;
+  activityTaskCompletedEventAttributes?: { scheduledEventId?: unknown } | null;
+}
+
+function tsMs(ts: Timestamp | null | undefined): number {
+  if (!ts) return Number.NaN;
+  const s = ts.seconds === null || ts.seconds === undefined ? 0 : Number(String(ts.seconds));
+  return s * 1000 + (ts.nanos ?? 0) / 1e6;
+}
+
+class Mean {
+  n = 0;
+  sum = 0;
+  add(ms: number): void {
+    if (!Number.isFinite(ms)) return;
+    this.n++;
+    this.sum += ms;
+  }
+  get value(): number {
+    return this.n === 0 ? Number.NaN : this.sum / this.n;
+  }
+}
+
+/** One fetchAndStore activity of an origin workflow, with its HTTP request from the server log. */
+interface FetchRecord {
+  path: string;
+  scheduled: number;
+  started: number;
+  completed: number;
+  /** The first timer started / fired after this fetch completed and before the next was scheduled. */
+  timerStarted?: number;
+  timerFired?: number;
+}
+
+/**
+ * The server-side gap between two page requests of one origin, split into the hops that make it
+ * up (means over consecutive pairs with a Crawl-delay timer between them):
+ *   post-HTTP in activity (response end → ACTIVITY_TASK_COMPLETED)
+ *   → WT to timer (COMPLETED → TIMER_STARTED: workflow task queued + run)
+ *   → timer (TIMER_STARTED → TIMER_FIRED)
+ *   → WT to schedule (TIMER_FIRED → next ACTIVITY_TASK_SCHEDULED: workflow task queued + run)
+ *   → activity queue (SCHEDULED → STARTED)
+ *   → pre-HTTP in activity (STARTED → request received by the server).
+ */
+interface LapBreakdown {
+  pairs: number;
+  lapsWithoutTimer: number;
+  postHttpMs: number;
+  wtToTimerMs: number;
+  timerMs: number;
+  wtToScheduleMs: number;
+  activityQueueMs: number;
+  preHttpMs: number;
+  serverGapMs: number;
+  originWtQueueMs: number;
+  originWtRunMs: number;
+}
+
+async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServer[]): Promise<LapBreakdown> {
+  const byOrigin = new Map<string, FetchRecord[]>();
+  const wtQueue = new Mean();
+  const wtRun = new Mean();
+  const query = `WorkflowType = '${WORKFLOW_TYPES.origin}' AND WorkflowId STARTS_WITH '${crawlWfId}/'`;
+  const runs: Array<{ workflowId: string; runId: string }> = [];
+  // Visibility is eventually consistent: list until every origin shows up.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    runs.length = 0;
+    for await (const info of client.workflow.list({ query }))
+      runs.push({ workflowId: info.workflowId, runId: info.runId });
+    if (runs.length >= servers.length) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const decoder = new TextDecoder();
+  for (const run of runs) {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    const scheduled = new Map<string, FetchRecord>();
+    const wtScheduled = new Map<string, number>();
+    const wtStarted = new Map<string, number>();
+    let last: FetchRecord | undefined;
+    for (const event of (history.events ?? []) as HistoryEventLike[]) {
+      const t = tsMs(event.eventTime);
+      const eventId = String(event.eventId);
+      if (event.workflowTaskScheduledEventAttributes) wtScheduled.set(eventId, t);
+      else if (event.workflowTaskStartedEventAttributes) {
+        const sched = String(event.workflowTaskStartedEventAttributes.scheduledEventId);
+        wtQueue.add(t - (wtScheduled.get(sched) ?? Number.NaN));
+        wtStarted.set(sched, t);
+      } else if (event.workflowTaskCompletedEventAttributes) {
+        const sched = String(event.workflowTaskCompletedEventAttributes.scheduledEventId);
+        wtRun.add(t - (wtStarted.get(sched) ?? Number.NaN));
+      } else if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchAndStore') {
+        const data = event.activityTaskScheduledEventAttributes.input?.payloads?.[0]?.data;
+        let url = '';
+        try {
+          url = (JSON.parse(decoder.decode(data ?? new Uint8Array())) as { url?: string }).url ?? '';
+        } catch {
+          // not JSON: left unmatched
+        }
+        const record: FetchRecord = {
+          path: url ? new URL(url).pathname : '',
+          scheduled: t,
+          started: Number.NaN,
+          completed: Number.NaN,
+        };
+        scheduled.set(eventId, record);
+        const origin = url ? new URL(url).origin : '';
+        const list = byOrigin.get(origin) ?? [];
+        list.push(record);
+        byOrigin.set(origin, list);
+        last = record;
+      } else if (event.activityTaskStartedEventAttributes) {
+        const record = scheduled.get(String(event.activityTaskStartedEventAttributes.scheduledEventId));
+        if (record) record.started = t;
+      } else if (event.activityTaskCompletedEventAttributes) {
+        const record = scheduled.get(String(event.activityTaskCompletedEventAttributes.scheduledEventId));
+        if (record) record.completed = t;
+      } else if (event.timerStartedEventAttributes) {
+        if (last && last.timerStarted === undefined) last.timerStarted = t;
+      } else if (event.timerFiredEventAttributes) {
+        if (last && last.timerFired === undefined) last.timerFired = t;
+      }
+    }
+  }
+
+  const m = {
+    postHttp: new Mean(),
+    wtToTimer: new Mean(),
+    timer: new Mean(),
+    wtToSchedule: new Mean(),
+    activityQueue: new Mean(),
+    preHttp: new Mean(),
+    serverGap: new Mean(),
+  };
+  let pairs = 0;
+  let lapsWithoutTimer = 0;
+  for (const server of servers) {
+    const records = (byOrigin.get(server.origin) ?? []).sort((a, b) => a.scheduled - b.scheduled);
+    const requestByPath = new Map<string, RequestLogEntry>();
+    for (const e of server.log) if (!isRobots(e) && !requestByPath.has(e.path)) requestByPath.set(e.path, e);
+    for (let i = 1; i < records.length; i++) {
+      const prev = records[i - 1] as FetchRecord;
+      const cur = records[i] as FetchRecord;
+      const prevReq = requestByPath.get(prev.path);
+      const curReq = requestByPath.get(cur.path);
+      if (!prevReq || !curReq || prevReq.endedAtMs === 0) continue;
+      if (prev.timerStarted === undefined || prev.timerFired === undefined) {
+        lapsWithoutTimer++;
+        continue;
+      }
+      pairs++;
+      m.postHttp.add(prev.completed - prevReq.endedAtMs);
+      m.wtToTimer.add(prev.timerStarted - prev.completed);
+      m.timer.add(prev.timerFired - prev.timerStarted);
+      m.wtToSchedule.add(cur.scheduled - prev.timerFired);
+      m.activityQueue.add(cur.started - cur.scheduled);
+      m.preHttp.add(curReq.startedAtMs - cur.started);
+      m.serverGap.add(curReq.startedAtMs - prevReq.endedAtMs);
+    }
+  }
+  return {
+    pairs,
+    lapsWithoutTimer,
+    postHttpMs: m.postHttp.value,
+    wtToTimerMs: m.wtToTimer.value,
+    timerMs: m.timer.value,
+    wtToScheduleMs: m.wtToSchedule.value,
+    activityQueueMs: m.activityQueue.value,
+    preHttpMs: m.preHttp.value,
+    serverGapMs: m.serverGap.value,
+    originWtQueueMs: wtQueue.value,
+    originWtRunMs: wtRun.value,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function run(stack: TestStack, options: Options) {
+  const { origins, delayS, pagesPerOrigin, sitePages } = options;
+  const servers: SiteServer[] = [];
+  for (let i = 0; i < origins; i++) {
+    const server = await serveSite(undefined, { host: `127.0.0.${i + 1}` });
+    server.route('/robots.txt', (_req, res) => {
+      res
+        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(`User-agent: *\nCrawl-delay: ${delayS}\n`);
+    });
+    addGeneratedPages(server, sitePages);
+    servers.push(server);
+  }
+  const maxPages = origins * pagesPerOrigin;
+  const crawlId = `bench-politeness-${Date.now().toString(36)}`;
+  const workflowId = crawlWorkflowId(crawlId);
+  process.stderr.write(
+    `crawling ${origins} origin(s) × ${sitePages} pages, Crawl-delay ${delayS} s, delayMs 0, maxPages ${maxPages} …\n`,
+  );
+
+  const loadAvgStart = os.loadavg()[0] ?? 0;
+  let loadAvgMax = loadAvgStart;
+  const sampler = setInterval(() => {
+    loadAvgMax = Math.max(loadAvgMax, os.loadavg()[0] ?? 0);
+  }, 1000);
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  const cpuBefore = cpuSnapshot(stack.temporal.pid);
+  loopDelay.enable();
+  const started = performance.now();
+  let summary: CrawlSummary;
+  try {
+    summary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+      taskQueue: TASK_QUEUES.crawl,
+      workflowId,
+      args: [
+        {
+          crawlId,
+          seeds: servers.map((s) => s.url),
+          delayMs: 0,
+          allowHosts: servers.map((s) => s.host),
+          maxPages,
+        },
+      ],
+    });
+  } finally {
+    loopDelay.disable();
+    clearInterval(sampler);
+  }
+  const wallMs = performance.now() - started;
+  const cpuAfter = cpuSnapshot(stack.temporal.pid);
+  for (const server of servers) await server.close();
+
+  const ticks = cpuAfter.totalTicks - cpuBefore.totalTicks;
+  const cpus = os.cpus().length;
+  const machineCores = ticks > 0 ? (1 - (cpuAfter.idleTicks - cpuBefore.idleTicks) / ticks) * cpus : 0;
+  const benchProcessCores =
+    (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) / 1000 / wallMs;
+  const temporalServerCores = (cpuAfter.temporalTicks - cpuBefore.temporalTicks) / 100 / (wallMs / 1000);
+  const load: MachineLoad = {
+    cpus,
+    loadAvgStart,
+    loadAvgEnd: os.loadavg()[0] ?? 0,
+    loadAvgMax,
+    machineCores,
+    benchProcessCores,
+    temporalServerCores,
+    otherCores: Math.max(0, machineCores - benchProcessCores - temporalServerCores),
+    eventLoopP99Ms: loopDelay.percentile(99) / 1e6,
+  };
+
+  const perOrigin = servers.map(analyseOrigin);
+  const window = steadyWindow(servers, perOrigin);
+  const ceiling = origins / delayS;
+  const sumOfOrigins = perOrigin.reduce(
+    (sum, o) => sum + (Number.isFinite(o.pagesPerS) ? o.pagesPerS : 0),
+    0,
+  );
+  const breakdown = await lapBreakdown(stack.client, workflowId, servers);
+  return { options, maxPages, summary, wallMs, load, perOrigin, window, ceiling, sumOfOrigins, breakdown };
+}
+
+type Result = Awaited<ReturnType<typeof run>>;
+
+function print(r: Result): void {
+  const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
+  const delayMs = r.options.delayS * 1000;
+  const ratio = r.window.pagesPerS / r.ceiling;
+  const minGap = Math.min(...r.perOrigin.map((o) => o.gap.min));
+  const overlaps = r.perOrigin.reduce((n, o) => n + o.overlaps, 0);
+  const requests = r.perOrigin.reduce((n, o) => n + o.pageRequests, 0);
+  const lap = r.perOrigin.reduce((s, o) => s + o.lapMeanMs, 0) / r.perOrigin.length;
+  const b = r.breakdown;
+  const lines = [
+    `== politeness: H = ${r.options.origins} origins, Crawl-delay δ = ${r.options.delayS} s, delayMs 0, ` +
+      `maxPages ${r.maxPages} (${r.options.pagesPerOrigin}/origin), ${r.options.sitePages} pages per site — ${r.summary.status}`,
+    `  crawl: ${r.summary.pagesFetched} pages fetched, ${r.summary.errors} errors, wall ${f(r.wallMs / 1000, 2)} s; ` +
+      `server: ${requests} page requests (+${r.perOrigin.reduce((n, o) => n + o.robotsRequests, 0)} robots.txt)`,
+    `  steady-state window (every origin crawling): ${f(r.window.seconds, 2)} s, ${r.window.requests} page requests`,
+    `  achieved ${f(r.window.pagesPerS, 2)} pages/s   ceiling H/δ ${f(r.ceiling, 2)} pages/s   ratio ${f(ratio, 3)} ` +
+      `(target ≥ 0.9: ${ratio >= 0.9 ? 'met' : 'NOT met'})`,
+    `  sum of per-origin rates (first → last page request of each origin) ${f(r.sumOfOrigins, 2)} pages/s, ratio ${f(r.sumOfOrigins / r.ceiling, 3)}`,
+    `  mean lap (page request start → next start) ${f(lap)} ms = δ ${f(delayMs, 0)} ms + ${f(lap - delayMs)} ms; ` +
+      `HTTP on the server ${f(r.perOrigin.reduce((s, o) => s + o.httpMeanMs, 0) / r.perOrigin.length, 2)} ms`,
+    `  politeness: smallest gap ${f(minGap)} ms (must be ≥ ${f(delayMs, 0)}: ${minGap >= delayMs ? 'ok' : 'VIOLATED'}), ` +
+      `overlapping requests ${overlaps}${overlaps > 0 ? ' (BUG: two requests in flight on one origin)' : ''}`,
+    `  where the gap beyond δ goes (means over ${b.pairs} consecutive fetch pairs; ${b.lapsWithoutTimer} without a timer skipped):`,
+    `    post-HTTP in fetch activity ${f(b.postHttpMs)} ms → WT to timer start ${f(b.wtToTimerMs)} ms → ` +
+      `timer ${f(b.timerMs)} ms → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
+      `pre-HTTP in activity ${f(b.preHttpMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ)`,
+    `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
+    `  machine: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
+      `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +
+      `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + other (postgres, other jobs) ` +
+      `${f(r.load.otherCores, 2)}; bench event-loop p99 ${f(r.load.eventLoopP99Ms)} ms`,
+    '  per origin: origin | page requests | pages/s | min gap | mean gap | max gap ms | mean lap ms | overlaps',
+  ];
+  for (const o of r.perOrigin) {
+    lines.push(
+      `    ${o.origin} | ${o.pageRequests} | ${f(o.pagesPerS, 3)} | ${f(o.gap.min)} | ${f(o.gap.mean)} | ${f(o.gap.max)} | ` +
+        `${f(o.lapMeanMs)} | ${o.overlaps}`,
+    );
+  }
+  console.log(lines.join('\n'));
+  const round = (n: number) => (Number.isFinite(n) ? Number(n.toFixed(3)) : null);
+  console.log(
+    JSON.stringify({
+      bench: 'politeness',
+      at: new Date().toISOString(),
+      node: process.version,
+      ...r.options,
+      maxPages: r.maxPages,
+      status: r.summary.status,
+      pagesFetched: r.summary.pagesFetched,
+      wallS: round(r.wallMs / 1000),
+      achievedPagesPerS: round(r.window.pagesPerS),
+      ceilingPagesPerS: round(r.ceiling),
+      ratio: round(ratio),
+      sumOfOriginRates: round(r.sumOfOrigins),
+      windowS: round(r.window.seconds),
+      minGapMs: round(minGap),
+      overlaps,
+      breakdownMs: Object.fromEntries(Object.entries(b).map(([k, v]) => [k, round(v)])),
+      load: Object.fromEntries(Object.entries(r.load).map(([k, v]) => [k, round(v)])),
+      perOrigin: r.perOrigin.map((o) => ({
+        origin: o.origin,
+        pages: o.pageRequests,
+        pagesPerS: round(o.pagesPerS),
+        minGapMs: round(o.gap.min),
+        meanGapMs: round(o.gap.mean),
+        maxGapMs: round(o.gap.max),
+        overlaps: o.overlaps,
+      })),
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  process.stderr.write('starting Temporal dev server + native Postgres + workers …\n');
+  const stack = await startTestStack();
+  try {
+    print(await run(stack, options));
+  } finally {
+    await stack.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
