@@ -64,6 +64,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         allowHosts: input.spec.allowHosts,
         maxBodyBytes: input.spec.maxBodyBytes,
         maxRedirects: input.spec.maxRedirects,
+        ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
         signal: context.cancellationSignal,
       });
       await recordFetch(db, input, fetched);

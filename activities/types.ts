@@ -18,7 +18,8 @@ export type FetchSpec = Pick<
   | 'allowHosts'
   | 'maxBodyBytes'
   | 'maxRedirects'
->;
+> &
+  Partial<Pick<CrawlSpec, 'bodyTimeoutMs'>>;
 
 export interface FetchAndStoreInput {
   crawlId: string;

@@ -8,8 +8,9 @@
  *
  *   npm run bench:politeness -- [--origins H] [--delay-s δ] [--pages-per-origin N] [--site-pages P]
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
@@ -80,6 +81,7 @@ interface CpuSnapshot {
   idleTicks: number;
   self: NodeJS.CpuUsage;
   temporalTicks: number;
+  postgresTicks: Map<number, number>;
 }
 
 function procTicks(pid: number): number {
@@ -92,7 +94,27 @@ function procTicks(pid: number): number {
   }
 }
 
-function cpuSnapshot(temporalPid: number): CpuSnapshot {
+/** CPU ticks of our Postgres by pid: the postmaster (from postmaster.pid) and its children. */
+function postgresTicks(dataDir: string): Map<number, number> {
+  const ticks = new Map<number, number>();
+  try {
+    const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (Number(pid) === postmaster || ppid === postmaster) ticks.set(Number(pid), procTicks(Number(pid)));
+      } catch {
+        // exited meanwhile
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return ticks;
+}
+
+function cpuSnapshot(temporalPid: number, postgresDataDir: string): CpuSnapshot {
   let totalTicks = 0;
   let idleTicks = 0;
   try {
@@ -106,7 +128,13 @@ function cpuSnapshot(temporalPid: number): CpuSnapshot {
   } catch {
     // not Linux: the machine and server columns stay 0
   }
-  return { totalTicks, idleTicks, self: process.cpuUsage(), temporalTicks: procTicks(temporalPid) };
+  return {
+    totalTicks,
+    idleTicks,
+    self: process.cpuUsage(),
+    temporalTicks: procTicks(temporalPid),
+    postgresTicks: postgresTicks(postgresDataDir),
+  };
 }
 
 interface MachineLoad {
@@ -118,8 +146,12 @@ interface MachineLoad {
   machineCores: number;
   benchProcessCores: number;
   temporalServerCores: number;
-  /** Postgres, the site servers' share is inside the bench process; other users' jobs. */
+  /** Native Postgres processes alive at the end (backends that exited meanwhile are lost). */
+  postgresCores: number;
+  /** Everything else on the machine (other users' jobs): a noise indicator. */
   otherCores: number;
+  /** CPU the crawl's own processes (bench + Temporal server + Postgres) spent per page fetched. */
+  cpuMsPerPage: number;
   eventLoopP99Ms: number;
 }
 
@@ -148,6 +180,8 @@ interface OriginResult {
   pagesPerS: number;
   /** A request that started before the previous one ended (or one that never ended). */
   overlaps: number;
+  /** Paths requested more than once on this origin (each page should be fetched once). */
+  duplicatePaths: string[];
   /** Mean server-side duration of one page request (request received → response finished). */
   httpMeanMs: number;
 }
@@ -189,6 +223,7 @@ function analyseOrigin(server: SiteServer): OriginResult {
     lapMeanMs: pages.length > 1 ? spanMs / (pages.length - 1) : Number.NaN,
     pagesPerS: pages.length > 1 && spanMs > 0 ? ((pages.length - 1) * 1000) / spanMs : Number.NaN,
     overlaps,
+    duplicatePaths: [...new Set(pages.map((e) => e.path).filter((p, i, all) => all.indexOf(p) !== i))],
     httpMeanMs:
       finished.length > 0
         ? finished.reduce((sum, e) => sum + (e.endedAtMs - e.startedAtMs), 0) / finished.length
@@ -225,7 +260,7 @@ interface HistoryEventLike {
   workflowTaskScheduledEventAttributes?: object | null;
   workflowTaskStartedEventAttributes?: { scheduledEventId?: unknown } | null;
   workflowTaskCompletedEventAttributes?: { scheduledEventId?: unknown } | null;
-  timerStartedEventAttributes?: object | null;
+  timerStartedEventAttributes?: { startToFireTimeout?: Timestamp | null } | null;
   timerFiredEventAttributes?: object | null;
   activityTaskScheduledEventAttributes?: {
     activityType?: { name?: string | null } | null;
@@ -263,6 +298,7 @@ interface FetchRecord {
   /** The first timer started / fired after this fetch completed and before the next was scheduled. */
   timerStarted?: number;
   timerFired?: number;
+  timerRequested?: number;
 }
 
 /**
@@ -281,6 +317,7 @@ interface LapBreakdown {
   postHttpMs: number;
   wtToTimerMs: number;
   timerMs: number;
+  timerRequestedMs: number;
   wtToScheduleMs: number;
   activityQueueMs: number;
   preHttpMs: number;
@@ -348,7 +385,10 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
         const record = scheduled.get(String(event.activityTaskCompletedEventAttributes.scheduledEventId));
         if (record) record.completed = t;
       } else if (event.timerStartedEventAttributes) {
-        if (last && last.timerStarted === undefined) last.timerStarted = t;
+        if (last && last.timerStarted === undefined) {
+          last.timerStarted = t;
+          last.timerRequested = tsMs(event.timerStartedEventAttributes.startToFireTimeout);
+        }
       } else if (event.timerFiredEventAttributes) {
         if (last && last.timerFired === undefined) last.timerFired = t;
       }
@@ -359,6 +399,7 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
     postHttp: new Mean(),
     wtToTimer: new Mean(),
     timer: new Mean(),
+    timerRequested: new Mean(),
     wtToSchedule: new Mean(),
     activityQueue: new Mean(),
     preHttp: new Mean(),
@@ -384,6 +425,7 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
       m.postHttp.add(prev.completed - prevReq.endedAtMs);
       m.wtToTimer.add(prev.timerStarted - prev.completed);
       m.timer.add(prev.timerFired - prev.timerStarted);
+      m.timerRequested.add(prev.timerRequested ?? Number.NaN);
       m.wtToSchedule.add(cur.scheduled - prev.timerFired);
       m.activityQueue.add(cur.started - cur.scheduled);
       m.preHttp.add(curReq.startedAtMs - cur.started);
@@ -396,6 +438,7 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
     postHttpMs: m.postHttp.value,
     wtToTimerMs: m.wtToTimer.value,
     timerMs: m.timer.value,
+    timerRequestedMs: m.timerRequested.value,
     wtToScheduleMs: m.wtToSchedule.value,
     activityQueueMs: m.activityQueue.value,
     preHttpMs: m.preHttp.value,
@@ -433,7 +476,7 @@ async function run(stack: TestStack, options: Options) {
     loadAvgMax = Math.max(loadAvgMax, os.loadavg()[0] ?? 0);
   }, 1000);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  const cpuBefore = cpuSnapshot(stack.temporal.pid);
+  const cpuBefore = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
   loopDelay.enable();
   const started = performance.now();
   let summary: CrawlSummary;
@@ -456,7 +499,7 @@ async function run(stack: TestStack, options: Options) {
     clearInterval(sampler);
   }
   const wallMs = performance.now() - started;
-  const cpuAfter = cpuSnapshot(stack.temporal.pid);
+  const cpuAfter = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
   for (const server of servers) await server.close();
 
   const ticks = cpuAfter.totalTicks - cpuBefore.totalTicks;
@@ -465,6 +508,10 @@ async function run(stack: TestStack, options: Options) {
   const benchProcessCores =
     (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) / 1000 / wallMs;
   const temporalServerCores = (cpuAfter.temporalTicks - cpuBefore.temporalTicks) / 100 / (wallMs / 1000);
+  let pgTicks = 0;
+  for (const [pid, t] of cpuAfter.postgresTicks) pgTicks += t - (cpuBefore.postgresTicks.get(pid) ?? 0);
+  const postgresCores = pgTicks / 100 / (wallMs / 1000);
+  const ownCores = benchProcessCores + temporalServerCores + postgresCores;
   const load: MachineLoad = {
     cpus,
     loadAvgStart,
@@ -473,7 +520,9 @@ async function run(stack: TestStack, options: Options) {
     machineCores,
     benchProcessCores,
     temporalServerCores,
-    otherCores: Math.max(0, machineCores - benchProcessCores - temporalServerCores),
+    postgresCores,
+    otherCores: Math.max(0, machineCores - ownCores),
+    cpuMsPerPage: summary.pagesFetched > 0 ? (ownCores * wallMs) / summary.pagesFetched : Number.NaN,
     eventLoopP99Ms: loopDelay.percentile(99) / 1e6,
   };
 
@@ -511,16 +560,20 @@ function print(r: Result): void {
     `  mean lap (page request start → next start) ${f(lap)} ms = δ ${f(delayMs, 0)} ms + ${f(lap - delayMs)} ms; ` +
       `HTTP on the server ${f(r.perOrigin.reduce((s, o) => s + o.httpMeanMs, 0) / r.perOrigin.length, 2)} ms`,
     `  politeness: smallest gap ${f(minGap)} ms (must be ≥ ${f(delayMs, 0)}: ${minGap >= delayMs ? 'ok' : 'VIOLATED'}), ` +
-      `overlapping requests ${overlaps}${overlaps > 0 ? ' (BUG: two requests in flight on one origin)' : ''}`,
+      `overlapping requests ${overlaps}${overlaps > 0 ? ' (BUG: two requests in flight on one origin)' : ''}; ` +
+      `paths requested twice ${r.perOrigin.reduce((n, o) => n + o.duplicatePaths.length, 0)}` +
+      ` ${r.perOrigin.flatMap((o) => o.duplicatePaths.map((p) => `${o.origin}${p}`)).join(' ')}`,
     `  where the gap beyond δ goes (means over ${b.pairs} consecutive fetch pairs; ${b.lapsWithoutTimer} without a timer skipped):`,
     `    post-HTTP in fetch activity ${f(b.postHttpMs)} ms → WT to timer start ${f(b.wtToTimerMs)} ms → ` +
-      `timer ${f(b.timerMs)} ms → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
+      `timer ${f(b.timerMs)} ms (asked ${f(b.timerRequestedMs)}) → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
       `pre-HTTP in activity ${f(b.preHttpMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ)`,
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
     `  machine: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
       `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +
-      `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + other (postgres, other jobs) ` +
-      `${f(r.load.otherCores, 2)}; bench event-loop p99 ${f(r.load.eventLoopP99Ms)} ms`,
+      `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + postgres ` +
+      `${f(r.load.postgresCores, 2)} + other jobs ${f(r.load.otherCores, 2)}; bench event-loop p99 ${f(r.load.eventLoopP99Ms)} ms`,
+    `  crawl CPU per page (bench + temporal server + postgres) ${f(r.load.cpuMsPerPage)} ms: ` +
+      `${r.load.cpus} idle cores sustain at most ~${f((r.load.cpus * 1000) / r.load.cpuMsPerPage)} pages/s`,
     '  per origin: origin | page requests | pages/s | min gap | mean gap | max gap ms | mean lap ms | overlaps',
   ];
   for (const o of r.perOrigin) {

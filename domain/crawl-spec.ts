@@ -49,6 +49,10 @@ export const crawlSpecSchema = z
       .positive()
       .max(512 * 1024 * 1024)
       .default(10 * 1024 * 1024),
+    /** Read each origin's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml) into the frontier. @default true */
+    sitemaps: z.boolean().default(true),
+    /** Time for a whole response body to arrive; a slower (trickling) body is cut. @default 30000 */
+    bodyTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
     /** Redirect hops followed per request. @default 5 */
     maxRedirects: z.number().int().min(0).max(20).default(5),
     /** Up to this fraction of the gap is added at random to each wait, so requests do not tick like a clock. @default 0.1 */

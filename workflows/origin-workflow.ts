@@ -18,10 +18,10 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ActivityApi } from '../activities/types';
+import type { ActivityApi, FetchSpec } from '../activities/types';
 import { backoffMs, throttleDelayMs } from '../domain/backoff';
 import { pushTo } from '../domain/collections';
-import type { CrawlSpec } from '../domain/crawl-spec';
+import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
 import {
   crawlWorkflowId,
   NON_RETRYABLE_ERROR_TYPES,
@@ -44,6 +44,33 @@ import {
   quotaSignal,
 } from './messages';
 import { pageWorkflow } from './page-workflow';
+
+const { ingestSitemaps } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
+const { nextClaimedUrls } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    maximumAttempts: 60,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
+/** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
+const SITEMAP_PAGE = 200;
+const SITEMAP_LOW_WATER = 50;
 
 const { fetchAndStore, fetchRobots } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.fetch,
@@ -97,6 +124,8 @@ export interface OriginState {
   /** Workflow time before which nothing is sent to this origin (backoff). */
   pausedUntilMs?: number;
   consecutive403?: number;
+  /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
+  sitemaps?: { cursor?: string; done: boolean };
   /** Paused by an operator (control signal): no request until resumed. */
   paused?: boolean;
   cancelled?: boolean;
@@ -113,7 +142,10 @@ export interface OriginResult {
 }
 
 export async function originWorkflow(input: OriginWorkflowInput): Promise<OriginResult> {
-  const { spec, origin } = input;
+  const { origin } = input;
+  // Origins started by an older crawl workflow carry a spec without the newer fields: fill the
+  // defaults here, or a missing field would silently change behaviour (and break replay).
+  const spec = parseCrawlSpec(input.spec, input.spec.crawlId);
   const state: OriginState = input.state ?? {
     frontier: [...input.initial],
     stats: emptyOriginStats(),
@@ -232,18 +264,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         crawlId: spec.crawlId,
         url: item.url,
         depth: item.depth,
-        spec: {
-          scope: spec.scope,
-          seeds: spec.seeds,
-          domains: spec.domains,
-          includePrefixes: spec.includePrefixes,
-          exclude: spec.exclude,
-          maxDepth: spec.maxDepth,
-          userAgent: spec.userAgent,
-          allowHosts: spec.allowHosts,
-          maxBodyBytes: spec.maxBodyBytes,
-          maxRedirects: spec.maxRedirects,
-        },
+        spec: fetchSpec(),
       });
     } catch (error) {
       // Retries are spent: the page is lost for this crawl, the origin goes on.
@@ -380,6 +401,60 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
+  /**
+   * Claims the origin's sitemap URLs into Postgres (the activity returns counts only, never
+   * URLs, so history stays small); the loop then pulls them in pages. A failure means "no sitemap".
+   */
+  async function readSitemaps(): Promise<void> {
+    const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
+    const waitMs = gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY));
+    if (waitMs > 0) await sleep(waitMs);
+    try {
+      const result = await ingestSitemaps({
+        crawlId: spec.crawlId,
+        origin,
+        spec: fetchSpec(),
+        delayMs: gapMs,
+        maxUrlsPerOrigin: Math.min(50_000, spec.maxPages),
+      });
+      state.sitemaps = { done: result.claimedTotal === 0 };
+      if (result.errors[0]) state.stats.lastError = `${origin} sitemap: ${result.errors[0]}`;
+    } catch (error) {
+      state.sitemaps = { done: true };
+      state.stats.lastError = `${origin} sitemap: ${(error as Error).message}`;
+    }
+    state.stats.lastFetchAtMs = Date.now();
+  }
+
+  async function topUpFromSitemaps(sitemaps: { cursor?: string; done: boolean }): Promise<void> {
+    const page = await nextClaimedUrls({
+      crawlId: spec.crawlId,
+      origin,
+      ...(sitemaps.cursor ? { afterUrl: sitemaps.cursor } : {}),
+      limit: SITEMAP_PAGE,
+      source: 'sitemap',
+    });
+    state.frontier.push(...page.items);
+    sitemaps.cursor = page.lastUrl ?? sitemaps.cursor;
+    sitemaps.done = page.done;
+  }
+
+  function fetchSpec(): FetchSpec {
+    return {
+      scope: spec.scope,
+      seeds: spec.seeds,
+      domains: spec.domains,
+      includePrefixes: spec.includePrefixes,
+      exclude: spec.exclude,
+      maxDepth: spec.maxDepth,
+      userAgent: spec.userAgent,
+      allowHosts: spec.allowHosts,
+      maxBodyBytes: spec.maxBodyBytes,
+      maxRedirects: spec.maxRedirects,
+      bodyTimeoutMs: spec.bodyTimeoutMs,
+    };
+  }
+
   /** Stops the origin for good; what it still had queued is counted as robots-blocked or stopped. */
   function deny(reason: string, dropped: 'robotsBlocked' | 'droppedByStop' = 'robotsBlocked'): void {
     state.deniedReason = reason;
@@ -393,9 +468,15 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
   // Histories recorded before robots support replay without this step.
   if (!state.robotsChecked && patched('robots-v1')) await checkRobots();
+  if (!state.deniedReason && state.sitemaps === undefined && spec.sitemaps && patched('sitemaps-v1')) {
+    await readSitemaps();
+  }
 
   while (!finishRequested) {
     if (relayPending() >= RELAY_BATCH) await flushRelay();
+    if (state.sitemaps && !state.sitemaps.done && !state.budgetExhausted && !state.deniedReason) {
+      if (state.frontier.length < SITEMAP_LOW_WATER) await topUpFromSitemaps(state.sitemaps);
+    }
 
     if (state.frontier.length === 0) {
       await flushRelay();

@@ -124,3 +124,8 @@ function serveFile(root: string, pathname: string, res: http.ServerResponse): vo
     notFound(res);
   }
 }
+
+/** robots.txt and sitemap.xml: what a crawler asks of every origin before its pages. */
+export function isProtocolFile(path: string): boolean {
+  return path === '/robots.txt' || path === '/sitemap.xml';
+}

@@ -9,7 +9,7 @@ import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/tempo
 import type { CrawlSummary } from '../../workflows/messages';
 import { pageHtml } from '../helpers/generated-site';
 import { spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
+import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 const RETRY_AFTER_S = 4;
@@ -102,7 +102,7 @@ describe('backoff and refusal', () => {
     expect(backoffs[0]).toBeGreaterThanOrEqual(500);
     expect(backoffs[1]).toBeGreaterThanOrEqual(1000);
 
-    const forbidden = forbidding.log.filter((entry) => entry.path !== '/robots.txt');
+    const forbidden = forbidding.log.filter((entry) => !isProtocolFile(entry.path));
     expect(forbidden).toHaveLength(3);
     expect(summary.pagesFetched).toBe(3);
     const report = await stack.db.query<{ n: number }>(

@@ -8,7 +8,7 @@ import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/tempo
 import { type CrawlSummary, crawlProgressQuery } from '../../workflows/messages';
 import { addGeneratedPages, pageHtml } from '../helpers/generated-site';
 import { runGleaner, waitFor } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -31,8 +31,7 @@ async function site(pages: number): Promise<SiteServer> {
   return server;
 }
 
-const pageRequests = (server: SiteServer) =>
-  server.log.filter((entry) => entry.path !== '/robots.txt').length;
+const pageRequests = (server: SiteServer) => server.log.filter((entry) => !isProtocolFile(entry.path)).length;
 
 function start(crawlId: string, server: SiteServer, extra: Record<string, unknown> = {}) {
   return stack.client.workflow.start(WORKFLOW_TYPES.crawl, {

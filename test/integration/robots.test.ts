@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import { addGeneratedPages } from '../helpers/generated-site';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 const ROBOTS = [
@@ -74,7 +74,7 @@ describe('robots.txt', () => {
     expect(ruledPaths.some((p) => p.startsWith('/private/'))).toBe(false);
     expect(ruledPaths).toContain('/page-3.html');
     const pages = ruled.log
-      .filter((entry) => entry.path !== '/robots.txt')
+      .filter((entry) => !isProtocolFile(entry.path))
       .sort((a, b) => a.startedAtMs - b.startedAtMs);
     const gaps = pages.slice(1).map((entry, i) => entry.startedAtMs - (pages[i]?.endedAtMs ?? 0));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(400);
@@ -84,7 +84,7 @@ describe('robots.txt', () => {
     expect(broken.log.every((entry) => entry.path === '/robots.txt')).toBe(true);
 
     // 404 for robots.txt: allow all.
-    expect(missing.log.filter((entry) => entry.path !== '/robots.txt')).toHaveLength(4);
+    expect(missing.log.filter((entry) => !isProtocolFile(entry.path))).toHaveLength(4);
 
     expect(summary.status).toBe('completed');
     expect(summary.pagesFetched).toBe(7 + 4); // 8 pages but page-5; 4 from the origin without robots.txt

@@ -8,7 +8,7 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
@@ -41,7 +41,7 @@ async function serveLinks(pages: Record<string, string[]>): Promise<SiteServer> 
 
 /** Paths the crawler requested, robots.txt aside. */
 function requestedPages(site: SiteServer): string[] {
-  return site.log.map((entry) => entry.path).filter((p) => p !== '/robots.txt');
+  return site.log.map((entry) => entry.path).filter((p) => !isProtocolFile(p));
 }
 
 function crawl(crawlId: string, spec: Record<string, unknown>): Promise<CrawlSummary> {
