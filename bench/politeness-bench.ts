@@ -186,7 +186,9 @@ interface OriginResult {
   httpMeanMs: number;
 }
 
-const isRobots = (entry: RequestLogEntry) => new URL(entry.path, 'http://x').pathname === '/robots.txt';
+/** robots.txt and sitemaps are protocol files, not pages: left out of the rates, kept in the gaps. */
+const isRobots = (entry: RequestLogEntry) =>
+  /^\/(robots\.txt|sitemap[^/]*\.xml)$/.test(new URL(entry.path, 'http://x').pathname);
 
 function gapStats(values: number[]): GapStats {
   if (values.length === 0) return { n: 0, min: Number.NaN, mean: Number.NaN, max: Number.NaN };
@@ -552,7 +554,7 @@ function print(r: Result): void {
     `== politeness: H = ${r.options.origins} origins, Crawl-delay δ = ${r.options.delayS} s, delayMs 0, ` +
       `maxPages ${r.maxPages} (${r.options.pagesPerOrigin}/origin), ${r.options.sitePages} pages per site — ${r.summary.status}`,
     `  crawl: ${r.summary.pagesFetched} pages fetched, ${r.summary.errors} errors, wall ${f(r.wallMs / 1000, 2)} s; ` +
-      `server: ${requests} page requests (+${r.perOrigin.reduce((n, o) => n + o.robotsRequests, 0)} robots.txt)`,
+      `server: ${requests} page requests (+${r.perOrigin.reduce((n, o) => n + o.robotsRequests, 0)} robots.txt / sitemap)`,
     `  steady-state window (every origin crawling): ${f(r.window.seconds, 2)} s, ${r.window.requests} page requests`,
     `  achieved ${f(r.window.pagesPerS, 2)} pages/s   ceiling H/δ ${f(r.ceiling, 2)} pages/s   ratio ${f(ratio, 3)} ` +
       `(target ≥ 0.9: ${ratio >= 0.9 ? 'met' : 'NOT met'})`,

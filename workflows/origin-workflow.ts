@@ -23,6 +23,18 @@ import { backoffMs, throttleDelayMs } from '../domain/backoff';
 import { pushTo } from '../domain/collections';
 import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
 import {
+  clear,
+  emptyFrontier,
+  type Frontier,
+  pop,
+  push,
+  pushFirst,
+  type ScoreHints,
+  scoreUrl,
+  size,
+  toFrontier,
+} from '../domain/frontier';
+import {
   crawlWorkflowId,
   NON_RETRYABLE_ERROR_TYPES,
   pageWorkflowId,
@@ -106,7 +118,8 @@ export interface OriginWorkflowInput {
 }
 
 export interface OriginState {
-  frontier: FrontierItem[];
+  /** A priority heap (plain data); older runs carried a plain array, converted on start. */
+  frontier: Frontier | FrontierItem[];
   stats: OriginStats;
   quota: number;
   receivedBatches: number;
@@ -147,7 +160,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // defaults here, or a missing field would silently change behaviour (and break replay).
   const spec = parseCrawlSpec(input.spec, input.spec.crawlId);
   const state: OriginState = input.state ?? {
-    frontier: [...input.initial],
+    frontier: emptyFrontier(),
     stats: emptyOriginStats(),
     quota: 0,
     receivedBatches: 0,
@@ -155,6 +168,13 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     pendingRelay: {},
     ...(input.startPaused ? { paused: true } : {}),
   };
+  const frontier = toFrontier(state.frontier);
+  state.frontier = frontier;
+  // Runs that began before priority ordering keep plain discovery order (replay-safe).
+  const prioritised = patched('frontier-priority-v1');
+  const enqueue = (item: FrontierItem, hints: ScoreHints = {}) =>
+    push(frontier, item, prioritised ? scoreUrl(item, hints) : 0);
+  if (!input.state) for (const item of input.initial) enqueue(item);
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
   const pageChildren: Array<Promise<PageOutcome>> = [];
   let phase: OriginPhase = 'fetching';
@@ -173,15 +193,14 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.droppedByBudget += batch.items.length;
       return;
     }
-    state.frontier.push(...batch.items);
+    for (const item of batch.items) enqueue(item);
   });
   setHandler(quotaSignal, (grant) => {
     quotaPending = false;
     state.quota += grant.granted;
     if (grant.exhausted) {
       state.budgetExhausted = true;
-      state.stats.droppedByBudget += state.frontier.length;
-      state.frontier = [];
+      state.stats.droppedByBudget += clear(frontier);
     }
   });
   setHandler(controlSignal, (command) => {
@@ -191,8 +210,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.cancelled = true;
       state.paused = false;
       state.deniedReason = `cancelled${command.reason ? `: ${command.reason}` : ' by an operator'}`;
-      state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + state.frontier.length;
-      state.frontier = [];
+      state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + clear(frontier);
     }
   });
   setHandler(finishSignal, () => {
@@ -208,7 +226,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       origin,
       workflowId: workflowInfo().workflowId,
       phase,
-      queued: state.frontier.length,
+      queued: size(frontier),
       stats: state.stats,
       ratePerSecond: spanMs > 0 ? ((fetched - 1) * 1000) / spanMs : 0,
     };
@@ -284,7 +302,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
-    trackForbidden(result);
     delete state.retries?.[item.url];
     if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
     if (result.outcome === 'not-modified') state.stats.notModified++;
@@ -293,9 +310,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       else state.stats.errors++;
       state.stats.lastError = `${item.url}: ${result.error}`;
     }
+    trackForbidden(result);
     for (const found of result.discovered) {
       if (found.origin === origin) {
-        if (!state.budgetExhausted) state.frontier.push({ url: found.url, depth: found.depth });
+        if (!state.budgetExhausted) enqueue({ url: found.url, depth: found.depth });
       } else {
         pushTo(state.pendingRelay, found.origin, { url: found.url, depth: found.depth });
       }
@@ -333,7 +351,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.pausedUntilMs = Date.now() + waitMs;
     state.stats.throttled = (state.stats.throttled ?? 0) + 1;
     state.stats.lastError = `${item.url}: HTTP ${status}; origin paused ${Math.round(waitMs / 1000)} s`;
-    state.frontier.unshift(item);
+    pushFirst(frontier, item);
     state.quota++;
     return true;
   }
@@ -434,7 +452,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       limit: SITEMAP_PAGE,
       source: 'sitemap',
     });
-    state.frontier.push(...page.items);
+    for (const item of page.items) enqueue(item, { fromSitemap: true });
     sitemaps.cursor = page.lastUrl ?? sitemaps.cursor;
     sitemaps.done = page.done;
   }
@@ -460,8 +478,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.deniedReason = reason;
     state.stats.errors++;
     state.stats.lastError = `${origin}: ${reason}`;
-    state.stats[dropped] = (state.stats[dropped] ?? 0) + state.frontier.length;
-    state.frontier = [];
+    state.stats[dropped] = (state.stats[dropped] ?? 0) + clear(frontier);
   }
 
   const relayPending = () => Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);
@@ -475,13 +492,13 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   while (!finishRequested) {
     if (relayPending() >= RELAY_BATCH) await flushRelay();
     if (state.sitemaps && !state.sitemaps.done && !state.budgetExhausted && !state.deniedReason) {
-      if (state.frontier.length < SITEMAP_LOW_WATER) await topUpFromSitemaps(state.sitemaps);
+      if (size(frontier) < SITEMAP_LOW_WATER) await topUpFromSitemaps(state.sitemaps);
     }
 
-    if (state.frontier.length === 0) {
+    if (size(frontier) === 0) {
       await flushRelay();
       await drainPageChildren();
-      if (state.frontier.length === 0 && !lastReportedIdle) {
+      if (size(frontier) === 0 && !lastReportedIdle) {
         phase = 'idle';
         showDetails();
         const returnedQuota = state.quota;
@@ -489,7 +506,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         lastReportedIdle = true;
         await report({ idle: true, returnedQuota });
       }
-      await condition(() => state.frontier.length > 0 || finishRequested);
+      await condition(() => size(frontier) > 0 || finishRequested);
       lastReportedIdle = false;
       continue;
     }
@@ -499,7 +516,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         quotaPending = true;
         phase = 'waiting-quota';
         showDetails();
-        await report({ quotaWanted: Math.min(QUOTA_BLOCK, state.frontier.length) });
+        await report({ quotaWanted: Math.min(QUOTA_BLOCK, size(frontier)) });
       }
       await condition(() => !quotaPending || finishRequested);
       continue;
@@ -525,7 +542,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       showDetails();
       await sleep(waitMs);
     }
-    const item = state.frontier.shift();
+    const item = pop(frontier);
     if (!item) continue;
     state.quota--;
     await fetchNext(item);

@@ -62,7 +62,7 @@ const pageRequests = (site: SiteServer, path: string): RequestLogEntry[] =>
   site.log.filter((entry) => entry.path === path).sort((a, b) => a.startedAtMs - b.startedAtMs);
 
 describe('backoff and refusal', () => {
-  it('waits out Retry-After across a worker crash, backs off on 503, and stops on repeated 403', async () => {
+  it('waits out Retry-After across a worker crash and backs off on 503', async () => {
     const env = { TEMPORAL_ADDRESS: stack.temporal.address, DATABASE_URL: stack.postgres.url };
     const first = spawnGleaner(['worker'], env);
     const crawlId = 'backoff-lab';
@@ -72,7 +72,7 @@ describe('backoff and refusal', () => {
       args: [
         {
           crawlId,
-          seeds: [throttling.url, ...[1, 2, 3, 4, 5, 6].map((i) => `${forbidding.origin}/p${i}`)],
+          seeds: [throttling.url],
           delayMs: 0,
           backoffBaseMs: 500,
           stopAfter403: 3,
@@ -102,16 +102,36 @@ describe('backoff and refusal', () => {
     expect(backoffs[0]).toBeGreaterThanOrEqual(500);
     expect(backoffs[1]).toBeGreaterThanOrEqual(1000);
 
+    expect(summary.pagesFetched).toBe(3);
+    console.info(
+      `waited ${waitedMs} ms after Retry-After: ${RETRY_AFTER_S}; 503 backoffs ${backoffs.join(', ')} ms`,
+    );
+  });
+
+  it('stops an origin after repeated 403s, with the reason', async () => {
+    await stack.startWorkers();
+    const crawlId = 'forbidden-lab';
+    const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+      taskQueue: TASK_QUEUES.crawl,
+      workflowId: crawlWorkflowId(crawlId),
+      args: [
+        {
+          crawlId,
+          seeds: [1, 2, 3, 4, 5, 6].map((i) => `${forbidding.origin}/p${i}`),
+          delayMs: 0,
+          stopAfter403: 3,
+          allowHosts: ['127.0.0.1'],
+        },
+      ],
+    });
     const forbidden = forbidding.log.filter((entry) => !isProtocolFile(entry.path));
     expect(forbidden).toHaveLength(3);
-    expect(summary.pagesFetched).toBe(3);
+    expect(summary).toMatchObject({ status: 'failed', pagesFetched: 0 });
+    expect(summary.failureReason).toMatch(/stopped after 3 consecutive 403 responses/);
     const report = await stack.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM fetches WHERE crawl_id = $1 AND status = 403',
       [crawlId],
     );
     expect(report.rows[0]?.n).toBe(3);
-    console.info(
-      `waited ${waitedMs} ms after Retry-After: ${RETRY_AFTER_S}; 503 backoffs ${backoffs.join(', ')} ms`,
-    );
   });
 });
