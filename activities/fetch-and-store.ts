@@ -68,8 +68,14 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         signal: context.cancellationSignal,
       });
       await recordFetch(db, input, fetched);
-      if (fetched.kind !== 'ok') return failed(fetched, context.info.attempt);
-      return await store(db, input, fetched, scopeFor(input.crawlId, input.spec));
+      const result =
+        fetched.kind === 'ok'
+          ? await store(db, input, fetched, scopeFor(input.crawlId, input.spec))
+          : failed(fetched, context.info.attempt);
+      // A duration on this machine's clock, so the workflow can date the response's end without
+      // trusting that worker and server clocks agree.
+      const responseEndedMs = fetched.timings.startedAtMs + fetched.timings.totalMs;
+      return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs) };
     } finally {
       clearInterval(beat);
     }

@@ -63,6 +63,8 @@ export interface FetchAndStoreResult {
   retryAfter?: string;
   /** The page asked not to be indexed (meta robots or X-Robots-Tag): stored, not indexed. */
   noindex?: boolean;
+  /** Time from the end of the response to the end of this activity (storage), in ms. */
+  msSinceResponse?: number;
 }
 
 export interface FetchRobotsInput {

@@ -291,6 +291,7 @@ function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
     robotsBlocked: totals.robotsBlocked,
     noindex: totals.noindex ?? 0,
     throttled: totals.throttled ?? 0,
+    circuitOpens: totals.circuitOpens ?? 0,
     notModified: totals.notModified,
     bytes: totals.bytes,
     origins: Object.keys(state.origins).length,

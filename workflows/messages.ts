@@ -27,6 +27,8 @@ export interface OriginStats {
   droppedByStop?: number;
   /** Pages stored but not indexed because they said noindex. */
   noindex?: number;
+  /** Times the failure-rate circuit breaker paused the origin. */
+  circuitOpens?: number;
   /** URLs left unfetched because the crawl's page budget ran out. */
   droppedByBudget: number;
   /** Workflow time of the first and latest fetch, for a pages/s rate. */
@@ -108,6 +110,8 @@ export interface CrawlSummary {
   noindex: number;
   /** 429/5xx answers after which the origin paused and retried. */
   throttled: number;
+  /** Times an origin's failure-rate circuit breaker paused it. */
+  circuitOpens: number;
   notModified: number;
   bytes: number;
   origins: number;

@@ -80,6 +80,10 @@ const { nextClaimedUrls } = proxyActivities<ActivityApi>({
   },
 });
 
+const CIRCUIT_WINDOW = 20;
+const CIRCUIT_MIN_SAMPLES = 10;
+const CIRCUIT_MAX_OPENS = 5;
+
 /** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
 const SITEMAP_PAGE = 200;
 const SITEMAP_LOW_WATER = 50;
@@ -137,6 +141,9 @@ export interface OriginState {
   /** Workflow time before which nothing is sent to this origin (backoff). */
   pausedUntilMs?: number;
   consecutive403?: number;
+  /** The last outcomes, '1' failed (network error, 5xx) and '0' answered, newest last. */
+  recentOutcomes?: string;
+  circuitOpens?: number;
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
   /** Paused by an operator (control signal): no request until resumed. */
@@ -298,7 +305,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.quota++;
       return;
     }
-    state.stats.lastFetchAtMs = Date.now();
+    // The gap runs from the response's end: workflow time minus the activity's own storage time
+    // is never earlier than that end, and skips waiting out work that sent nothing to the origin.
+    state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse ?? 0, 60_000);
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
@@ -311,6 +320,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastError = `${item.url}: ${result.error}`;
     }
     trackForbidden(result);
+    trackFailureRate(result);
     for (const found of result.discovered) {
       if (found.origin === origin) {
         if (!state.budgetExhausted) enqueue({ url: found.url, depth: found.depth });
@@ -354,6 +364,33 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     pushFirst(frontier, item);
     state.quota++;
     return true;
+  }
+
+  /**
+   * The circuit breaker: when at least half of the last CIRCUIT_WINDOW requests failed (network
+   * errors, 5xx after their retries), the origin pauses on a durable timer, longer each time; after
+   * CIRCUIT_MAX_OPENS pauses it is stopped.
+   */
+  function trackFailureRate(result: { outcome: string; status?: number }): void {
+    const failed =
+      result.outcome === 'network-error' || (result.outcome === 'http-error' && (result.status ?? 0) >= 500);
+    const outcomes = `${state.recentOutcomes ?? ''}${failed ? '1' : '0'}`.slice(-CIRCUIT_WINDOW);
+    state.recentOutcomes = outcomes;
+    const failures = outcomes.split('').filter((c) => c === '1').length;
+    if (outcomes.length < CIRCUIT_MIN_SAMPLES || failures * 2 < outcomes.length) return;
+    state.circuitOpens = (state.circuitOpens ?? 0) + 1;
+    state.stats.circuitOpens = (state.stats.circuitOpens ?? 0) + 1;
+    state.recentOutcomes = '';
+    if (state.circuitOpens > CIRCUIT_MAX_OPENS) {
+      deny(
+        `stopped: ${failures} of the last ${outcomes.length} requests failed, ${CIRCUIT_MAX_OPENS} pauses did not help`,
+        'droppedByStop',
+      );
+      return;
+    }
+    const waitMs = backoffMs(state.circuitOpens, spec.backoffBaseMs, spec.backoffMaxMs);
+    state.pausedUntilMs = Math.max(state.pausedUntilMs ?? 0, Date.now() + waitMs);
+    state.stats.lastError = `${origin}: circuit open, ${failures} of the last ${outcomes.length} requests failed; paused ${Math.round(waitMs / 1000)} s`;
   }
 
   /** Repeated 403s mean the origin does not want us: stop it, with the reason recorded. */

@@ -134,4 +134,42 @@ describe('backoff and refusal', () => {
     );
     expect(report.rows[0]?.n).toBe(3);
   });
+
+  it('opens the circuit when most recent requests fail, pausing the origin', async () => {
+    const failing = await serveSite(undefined);
+    const paths = Array.from({ length: 12 }, (_, i) => `/f${i + 1}`);
+    failing.route('/', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(pageHtml('home', paths));
+    });
+    for (const path of paths) answerInOrder(failing, path, [[500, {}, 'broken']]);
+    try {
+      const crawlId = 'circuit-lab';
+      const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+        taskQueue: TASK_QUEUES.crawl,
+        workflowId: crawlWorkflowId(crawlId),
+        args: [
+          {
+            crawlId,
+            seeds: [failing.url],
+            delayMs: 0,
+            maxRetries: 0,
+            backoffBaseMs: 1_500,
+            allowHosts: ['127.0.0.1'],
+          },
+        ],
+      });
+      expect(summary.circuitOpens).toBe(1);
+      const requests = failing.log
+        .filter((entry) => /^\/f\d+$/.test(entry.path))
+        .sort((x, y) => x.startedAtMs - y.startedAtMs);
+      const gaps = requests
+        .slice(1)
+        .map((entry, i) => entry.startedAtMs - (requests[i] as RequestLogEntry).endedAtMs);
+      // The tenth answer (nine failures plus the home page's success make ten samples) opens it.
+      expect(Math.max(...gaps)).toBeGreaterThanOrEqual(1_500);
+      expect(gaps.filter((gap) => gap >= 1_500)).toHaveLength(1);
+    } finally {
+      await failing.close();
+    }
+  });
 });
