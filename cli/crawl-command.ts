@@ -17,6 +17,7 @@ export interface CrawlCommandOptions {
   includePrefix?: string[];
   exclude?: string[];
   delayMs?: number;
+  maxRps?: number;
   userAgent?: string;
   allowHost?: string[];
   maxBodyBytes?: number;
@@ -45,6 +46,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.includePrefix ? { includePrefixes: options.includePrefix } : {}),
     ...(options.exclude ? { exclude: options.exclude } : {}),
     ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
+    ...(options.maxRps !== undefined ? { maxRequestsPerSecond: options.maxRps } : {}),
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),

@@ -8,7 +8,7 @@ import { logger } from '../infra/logger';
 import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
-import { collect, integerOption, listOption } from './options';
+import { collect, integerOption, listOption, numberOption } from './options';
 import { runRobotsCommand } from './robots-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
 import { runStatusCommand } from './status-command';
@@ -51,6 +51,11 @@ program
     'minimum gap between requests to one origin (default 1000)',
     integerOption('--delay-ms', 0),
   )
+  .option(
+    '--max-rps <n>',
+    'ceiling on page requests per second across all origins (default none)',
+    numberOption('--max-rps', 0),
+  )
   .option('--user-agent <ua>', 'User-Agent header and robots.txt product token')
   .option(
     '--allow-host <host>',
@@ -80,6 +85,11 @@ program
   .description('show what robots.txt allows for some URLs, with the matching rule, Crawl-delay and sitemaps')
   .argument('<url...>', 'URLs to check (http or https)')
   .option('--robots-file <file>', 'read robots.txt from this file instead of fetching it (no network)')
+  .option(
+    '--max-rps <n>',
+    'ceiling on page requests per second across all origins (default none)',
+    numberOption('--max-rps', 0),
+  )
   .option('--user-agent <ua>', 'User-Agent header and robots.txt product token')
   .option(
     '--allow-host <host>',

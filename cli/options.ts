@@ -11,6 +11,16 @@ export function integerOption(name: string, min: number) {
   };
 }
 
+export function numberOption(name: string, min: number) {
+  return (value: string): number => {
+    const parsed = Number(value.trim());
+    if (value.trim() === '' || !Number.isFinite(parsed))
+      throw new InvalidArgumentError(`${name} must be a number, got "${value}"`);
+    if (parsed < min) throw new InvalidArgumentError(`${name} must be at least ${min}, got ${parsed}`);
+    return parsed;
+  };
+}
+
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }

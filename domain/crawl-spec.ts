@@ -55,6 +55,8 @@ export const crawlSpecSchema = z
     bodyTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
     /** Redirect hops followed per request. @default 5 */
     maxRedirects: z.number().int().min(0).max(20).default(5),
+    /** Ceiling on page requests per second across all origins of the crawl; 0 means none. @default 0 */
+    maxRequestsPerSecond: z.number().min(0).max(10_000).default(0),
     /** Up to this fraction of the gap is added at random to each wait, so requests do not tick like a clock. @default 0.1 */
     jitterRatio: z.number().min(0).max(1).default(0.1),
     /** An origin whose robots.txt Crawl-delay exceeds this is skipped (with the reason) rather than crawled for days. @default 60000 */

@@ -18,6 +18,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -79,6 +80,8 @@ export interface CrawlState {
   /** Origins an operator paused; new origins of a paused crawl ('*') start paused too. */
   paused?: string[];
   cancelled?: boolean;
+  /** Workflow time before which no page quota is granted (global request ceiling). */
+  nextGrantAtMs?: number;
 }
 
 export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
@@ -172,6 +175,18 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     }
   }
 
+  /**
+   * The global request ceiling (seed 003's GLOBAL_QPS): with `maxRequestsPerSecond` set, page
+   * quota is handed out one page at a time, no faster than the ceiling, on a durable timer.
+   */
+  async function paceGrant(wanted: number): Promise<number> {
+    if (spec.maxRequestsPerSecond <= 0) return wanted;
+    const waitMs = (state.nextGrantAtMs ?? 0) - Date.now();
+    if (waitMs > 0) await sleep(waitMs);
+    state.nextGrantAtMs = Date.now() + 1000 / spec.maxRequestsPerSecond;
+    return 1;
+  }
+
   async function handle(event: InboxEvent): Promise<void> {
     if (event.kind === 'control') {
       await control(event.command);
@@ -190,7 +205,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     entry.stats = report.stats;
     state.budgetLeft += report.returnedQuota;
     if (report.quotaWanted > 0) {
-      const granted = Math.min(report.quotaWanted, state.budgetLeft);
+      const granted = Math.min(await paceGrant(report.quotaWanted), state.budgetLeft);
       state.budgetLeft -= granted;
       await getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, {
         granted,

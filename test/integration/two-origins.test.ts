@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import { addGeneratedPages } from '../helpers/generated-site';
-import { type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
+import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
 const DELAY_MS = 300;
@@ -65,5 +65,39 @@ describe('two origins crawled at once', () => {
     const [aStart, aEnd] = window(a.log) as [number, number];
     const [bStart, bEnd] = window(b.log) as [number, number];
     expect(aStart < bEnd && bStart < aEnd).toBe(true);
+  });
+
+  it('keeps the whole crawl under the global request ceiling', async () => {
+    const sites = [await serveSite(undefined), await serveSite(undefined), await serveSite(undefined)];
+    for (const site of sites) addGeneratedPages(site, 4);
+    try {
+      const crawlId = 'global-ceiling';
+      const rps = 4;
+      const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+        taskQueue: TASK_QUEUES.crawl,
+        workflowId: crawlWorkflowId(crawlId),
+        args: [
+          {
+            crawlId,
+            seeds: sites.map((site) => site.url),
+            delayMs: 0,
+            maxRequestsPerSecond: rps,
+            allowHosts: ['127.0.0.1'],
+            scope: 'same-site',
+          },
+        ],
+      });
+      expect(summary.pagesFetched).toBe(12);
+      const starts = sites
+        .flatMap((site) => site.log.filter((entry) => !isProtocolFile(entry.path)))
+        .map((entry) => entry.startedAtMs)
+        .sort((x, y) => x - y);
+      const spanMs = (starts.at(-1) as number) - (starts[0] as number);
+      // 12 pages at 4/s need at least 11 intervals of 250 ms (less a little grant-to-request jitter).
+      expect(spanMs).toBeGreaterThanOrEqual(((starts.length - 1) * 1000) / rps - 250);
+      console.info(`global ceiling: ${starts.length} pages over ${spanMs} ms at ${rps}/s`);
+    } finally {
+      for (const site of sites) await site.close();
+    }
   });
 });
