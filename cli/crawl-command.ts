@@ -6,7 +6,7 @@ import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal
 import { canonicalizeUrl } from '../domain/url';
 import { openRuntime, type Runtime } from '../infra/runtime';
 import type { CrawlSummary } from '../workflows/messages';
-import { CrawlFailedError, UsageError } from './errors';
+import { CrawlFailedError, InterruptedError, UsageError } from './errors';
 import { watchProgress } from './progress';
 
 export interface CrawlCommandOptions {
@@ -96,7 +96,18 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
     const stopWatching = watchProgress(runtime.client, spec.crawlId, { quiet: options.json === true });
     let summary: CrawlSummary;
     try {
-      summary = (await handle.result()) as CrawlSummary;
+      const outcome = await Promise.race([
+        handle.result().then((result) => ({ summary: result as CrawlSummary })),
+        interrupted().then((signal) => ({ signal })),
+      ]);
+      if ('signal' in outcome) {
+        throw new InterruptedError(
+          `interrupted (${outcome.signal}); crawl ${spec.crawlId} is saved and resumes whenever workers run here again ` +
+            '(`gleaner dev`, or the next `gleaner crawl`); `gleaner status ' +
+            `${spec.crawlId}\` shows where it is`,
+        );
+      }
+      summary = outcome.summary;
     } finally {
       stopWatching();
     }
@@ -106,6 +117,13 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
   } finally {
     await runtime?.close();
   }
+}
+
+/** Ctrl-C or SIGTERM while waiting: stop cleanly (workers, Temporal, the store) instead of dying. */
+function interrupted(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
+  });
 }
 
 function printSummary(summary: CrawlSummary, json: boolean): void {

@@ -11,6 +11,7 @@ const USER_FACING = new Set([
   'StoreLockedError',
   'TemporalBinaryNotFoundError',
   'CrawlFailedError',
+  'InterruptedError',
 ]);
 
 export function isUserFacing(error: unknown): boolean {
@@ -20,4 +21,9 @@ export function isUserFacing(error: unknown): boolean {
 /** The crawl ran but produced nothing usable (every seed failed): exit status 1. */
 export class CrawlFailedError extends Error {
   override readonly name = 'CrawlFailedError';
+}
+
+/** The user stopped the command (Ctrl-C); durable state is intact. Exit status 130. */
+export class InterruptedError extends Error {
+  override readonly name = 'InterruptedError';
 }

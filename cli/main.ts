@@ -146,7 +146,8 @@ try {
   }
   if (isUserFacing(error)) {
     process.stderr.write(`gleaner: ${(error as Error).message}\n`);
-    process.exit((error as Error).name === 'CrawlFailedError' ? 1 : 2);
+    const name = (error as Error).name;
+    process.exit(name === 'CrawlFailedError' ? 1 : name === 'InterruptedError' ? 130 : 2);
   }
   logger.error({ err: error }, 'unexpected failure');
   process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { addGeneratedPages } from '../helpers/generated-site';
-import { runGleaner } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { lastLine, runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 
 let site: SiteServer;
 let home: string;
@@ -76,6 +76,70 @@ describe('gleaner crawl on the embedded default', () => {
       expect(pages.rows[0]).toEqual({ n: 6, distinct_urls: 6 });
     } finally {
       await db.close();
+    }
+  });
+
+  it('Ctrl-C stops cleanly, and the crawl resumes and completes under gleaner dev', async () => {
+    const slow = await serveSite(undefined);
+    addGeneratedPages(slow, 12);
+    const crawlHome = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
+    const env = { GLEANER_HOME: crawlHome };
+    try {
+      const child = spawnGleaner(
+        [
+          'crawl',
+          slow.url,
+          '--allow-host',
+          '127.0.0.1',
+          '--delay-ms',
+          '400',
+          '--crawl-id',
+          'interrupted',
+          '--wait',
+        ],
+        env,
+      );
+      let stderr = '';
+      child.stderr?.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      await waitFor(
+        () => slow.log.filter((entry) => entry.path.startsWith('/page-')).length >= 2,
+        120_000,
+        '2 pages',
+      );
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(lastLine(stderr)).toMatch(/^gleaner: interrupted \(SIGINT\); crawl interrupted is saved/);
+      expect(existsSync(path.join(crawlHome, 'pgdata.lock'))).toBe(false);
+      const fetchedBefore = slow.log.filter((entry) => !isProtocolFile(entry.path)).length;
+      expect(fetchedBefore).toBeLessThan(12);
+
+      const dev = spawnGleaner(['dev'], env);
+      try {
+        await waitFor(
+          () => slow.log.filter((entry) => !isProtocolFile(entry.path)).length >= 12,
+          120_000,
+          'the rest',
+        );
+        let status = { status: '' } as { status: string; summary?: { pagesFetched: number } };
+        for (let i = 0; i < 60 && status.status !== 'COMPLETED'; i++) {
+          const result = await runGleaner(['status', 'interrupted', '--json'], env);
+          if (result.code === 0) status = JSON.parse(result.stdout);
+          if (status.status !== 'COMPLETED') await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        expect(status).toMatchObject({ status: 'COMPLETED', summary: { pagesFetched: 12 } });
+        // Every page exactly once across the interruption.
+        const pages = slow.log.filter((entry) => !isProtocolFile(entry.path)).map((entry) => entry.path);
+        expect(new Set(pages).size).toBe(pages.length);
+      } finally {
+        dev.kill('SIGTERM');
+        await new Promise((resolve) => dev.once('exit', resolve));
+      }
+    } finally {
+      await slow.close();
+      rmSync(crawlHome, { recursive: true, force: true });
     }
   });
 });
