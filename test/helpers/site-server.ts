@@ -60,10 +60,14 @@ export async function serveSite(
       status: 0,
     };
     log.push(entry);
-    res.on('finish', () => {
-      entry.endedAtMs = Date.now();
-      entry.status = res.statusCode;
-    });
+    // 'finish' when the response was handed to the OS; 'close' also covers a client that hung
+    // up first. Either way the request ends then: gap assertions must never see an end of 0.
+    const end = () => {
+      if (entry.endedAtMs === 0) entry.endedAtMs = Date.now();
+      if (entry.status === 0 && res.headersSent) entry.status = res.statusCode;
+    };
+    res.on('finish', end);
+    res.on('close', end);
     const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     const handler = routes.get(pathname);
     if (handler) {
