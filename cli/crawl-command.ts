@@ -4,7 +4,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
-import { openRuntime, type Runtime } from '../infra/runtime';
+import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
 import type { CrawlSummary } from '../workflows/messages';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
 import { watchProgress } from './progress';
@@ -112,6 +112,11 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
       stopWatching();
     }
     printSummary(summary, options.json === true);
+    if (!options.json && runtime.embedded.database && !runtime.embedded.attached) {
+      process.stdout.write(
+        `  stored in ${gleanerHome()}/pgdata; run \`npx gleaner dev\` for a psql URL and Temporal Web, or see the README's SQL examples\n`,
+      );
+    }
     if (summary.status === 'failed')
       throw new CrawlFailedError(`crawl ${spec.crawlId} failed: ${summary.failureReason}`);
   } finally {
