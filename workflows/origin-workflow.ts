@@ -11,15 +11,14 @@ import {
   getExternalWorkflowHandle,
   log,
   patched,
-  proxyActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ActivityApi, FetchSpec } from '../activities/types';
-import { backoffMs, throttleDelayMs } from '../domain/backoff';
+import type { FetchSpec } from '../activities/types';
+import { backoffMs } from '../domain/backoff';
 import { pushTo } from '../domain/collections';
 import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
 import {
@@ -35,11 +34,14 @@ import {
   toFrontier,
 } from '../domain/frontier';
 import {
-  crawlWorkflowId,
-  NON_RETRYABLE_ERROR_TYPES,
-  pageWorkflowId,
-  TASK_QUEUES,
-} from '../domain/temporal-names';
+  type Answer,
+  type OriginHealth,
+  onForbidden,
+  onOutcome,
+  onThrottle,
+  settled,
+} from '../domain/origin-health';
+import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
   controlSignal,
   discoveredSignal,
@@ -55,55 +57,12 @@ import {
   originReportSignal,
   quotaSignal,
 } from './messages';
+import { fetchAndStore, fetchRobots, ingestSitemaps, nextClaimedUrls } from './origin-activities';
 import { pageWorkflow } from './page-workflow';
-
-const { ingestSitemaps } = proxyActivities<ActivityApi>({
-  taskQueue: TASK_QUEUES.fetch,
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
-});
-
-const { nextClaimedUrls } = proxyActivities<ActivityApi>({
-  taskQueue: TASK_QUEUES.fetch,
-  startToCloseTimeout: '30 seconds',
-  retry: {
-    maximumAttempts: 60,
-    maximumInterval: '30 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
-});
-
-const CIRCUIT_WINDOW = 20;
-const CIRCUIT_MIN_SAMPLES = 10;
-const CIRCUIT_MAX_OPENS = 5;
 
 /** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
 const SITEMAP_PAGE = 200;
 const SITEMAP_LOW_WATER = 50;
-
-const { fetchAndStore, fetchRobots } = proxyActivities<ActivityApi>({
-  taskQueue: TASK_QUEUES.fetch,
-  // Fetch timeouts (connect + headers + body) stay well inside this; the heartbeat timeout lets
-  // a crashed worker's attempt be retried within seconds instead of minutes.
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  // Long enough to ride out a database or worker outage of about half an hour; the activity
-  // itself stops retrying HTTP failures after a few attempts. Programming errors fail at once.
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 60,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
-});
 
 /** Quota asked of the crawl at a time: fewer round trips, little budget stranded per origin. */
 const QUOTA_BLOCK = 25;
@@ -121,7 +80,7 @@ export interface OriginWorkflowInput {
   startPaused?: boolean;
 }
 
-export interface OriginState {
+export interface OriginState extends OriginHealth {
   /** A priority heap (plain data); older runs carried a plain array, converted on start. */
   frontier: Frontier | FrontierItem[];
   stats: OriginStats;
@@ -134,16 +93,6 @@ export interface OriginState {
   crawlDelayMs?: number;
   /** Why this origin is not crawled at all (robots.txt unreachable, Crawl-delay too long). */
   deniedReason?: string;
-  /** Throttling retries per URL (429/5xx), removed once the URL is settled. */
-  retries?: Record<string, number>;
-  /** Throttling answers in a row, for the exponential backoff. */
-  throttleStreak?: number;
-  /** Workflow time before which nothing is sent to this origin (backoff). */
-  pausedUntilMs?: number;
-  consecutive403?: number;
-  /** The last outcomes, '1' failed (network error, 5xx) and '0' answered, newest last. */
-  recentOutcomes?: string;
-  circuitOpens?: number;
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
   /** Paused by an operator (control signal): no request until resumed. */
@@ -311,7 +260,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
-    delete state.retries?.[item.url];
+    settled(state, item.url);
     if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
     if (result.outcome === 'not-modified') state.stats.notModified++;
     if (result.error) {
@@ -332,77 +281,28 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     else if (result.pageId !== undefined) startPage(result.pageId);
   }
 
-  /**
-   * 429 and 5xx: the URL goes back to the front of the frontier and the whole origin pauses —
-   * for Retry-After when the server gave one, else 30 s doubling to 10 min (spec defaults) — on a
-   * durable timer, so a crash cannot cut the pause short. After `maxRetries` the URL is an error.
-   */
-  function throttled(
-    item: FrontierItem,
-    result: { outcome: string; status?: number; retryAfter?: string },
-  ): boolean {
-    const status = result.status ?? 0;
-    if (result.outcome !== 'http-error' || (status !== 429 && status < 500)) {
-      if (result.outcome === 'ok') state.throttleStreak = 0;
-      return false;
-    }
-    state.retries ??= {};
-    const retries = (state.retries[item.url] ?? 0) + 1;
-    if (retries > spec.maxRetries) {
-      delete state.retries[item.url];
-      return false;
-    }
-    state.retries[item.url] = retries;
-    state.throttleStreak = (state.throttleStreak ?? 0) + 1;
-    const waitMs = throttleDelayMs(result.retryAfter, state.throttleStreak, Date.now(), {
-      baseMs: spec.backoffBaseMs,
-      capMs: spec.backoffMaxMs,
-    });
-    state.pausedUntilMs = Date.now() + waitMs;
+  /** 429/5xx: the URL goes back first in line and the origin pauses (durable timer). */
+  function throttled(item: FrontierItem, answer: Answer): boolean {
+    const decision = onThrottle(state, spec, item.url, answer, Date.now());
+    if (!decision.retry) return false;
     state.stats.throttled = (state.stats.throttled ?? 0) + 1;
-    state.stats.lastError = `${item.url}: HTTP ${status}; origin paused ${Math.round(waitMs / 1000)} s`;
+    state.stats.lastError = `${item.url}: HTTP ${answer.status}; origin paused ${Math.round(decision.waitMs / 1000)} s`;
     pushFirst(frontier, item);
     state.quota++;
     return true;
   }
 
-  /**
-   * The circuit breaker: when at least half of the last CIRCUIT_WINDOW requests failed (network
-   * errors, 5xx after their retries), the origin pauses on a durable timer, longer each time; after
-   * CIRCUIT_MAX_OPENS pauses it is stopped.
-   */
-  function trackFailureRate(result: { outcome: string; status?: number }): void {
-    const failed =
-      result.outcome === 'network-error' || (result.outcome === 'http-error' && (result.status ?? 0) >= 500);
-    const outcomes = `${state.recentOutcomes ?? ''}${failed ? '1' : '0'}`.slice(-CIRCUIT_WINDOW);
-    state.recentOutcomes = outcomes;
-    const failures = outcomes.split('').filter((c) => c === '1').length;
-    if (outcomes.length < CIRCUIT_MIN_SAMPLES || failures * 2 < outcomes.length) return;
-    state.circuitOpens = (state.circuitOpens ?? 0) + 1;
+  function trackFailureRate(answer: Answer): void {
+    const decision = onOutcome(state, spec, answer, Date.now());
+    if (decision.kind === 'closed') return;
     state.stats.circuitOpens = (state.stats.circuitOpens ?? 0) + 1;
-    state.recentOutcomes = '';
-    if (state.circuitOpens > CIRCUIT_MAX_OPENS) {
-      deny(
-        `stopped: ${failures} of the last ${outcomes.length} requests failed, ${CIRCUIT_MAX_OPENS} pauses did not help`,
-        'droppedByStop',
-      );
-      return;
-    }
-    const waitMs = backoffMs(state.circuitOpens, spec.backoffBaseMs, spec.backoffMaxMs);
-    state.pausedUntilMs = Math.max(state.pausedUntilMs ?? 0, Date.now() + waitMs);
-    state.stats.lastError = `${origin}: circuit open, ${failures} of the last ${outcomes.length} requests failed; paused ${Math.round(waitMs / 1000)} s`;
+    if (decision.kind === 'stop') deny(decision.message, 'droppedByStop');
+    else state.stats.lastError = `${origin}: ${decision.message}`;
   }
 
-  /** Repeated 403s mean the origin does not want us: stop it, with the reason recorded. */
-  function trackForbidden(result: { status?: number }): void {
-    if (result.status !== 403) {
-      state.consecutive403 = 0;
-      return;
-    }
-    state.consecutive403 = (state.consecutive403 ?? 0) + 1;
-    if (state.consecutive403 >= spec.stopAfter403) {
-      deny(`stopped after ${state.consecutive403} consecutive 403 responses`, 'droppedByStop');
-    }
+  function trackForbidden(answer: Answer): void {
+    const stopReason = onForbidden(state, spec, answer);
+    if (stopReason) deny(stopReason, 'droppedByStop');
   }
 
   /**

@@ -1,0 +1,156 @@
+/**
+ * `npm run bench:extract [-- --limit N --dom linkedom|jsdom --strategy auto|chain|readability]`
+ *
+ * Scores gleaner's extractor and bare Readability (same DOM, same run) on the WCXB development split
+ * in ../shared/data/wcxb-dev: per page, the F1 of the lower-cased word multisets (`\w+` in the Unicode
+ * sense, as Python's `re` reads it) of the extracted text against the hand-checked main content; the
+ * mean over pages, overall and per page type; and median and p95 milliseconds per page. Prints a table,
+ * then one JSON line. Pages are read in id order; nothing here is keyed to ids or URLs.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Readability } from '@mozilla/readability';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { decodeBody } from '../activities/http/charset';
+import { DOM_KINDS, type DomKind, extractPage } from '../extract';
+import { parseDocument } from '../extract/dom';
+import { repoRoot } from '../infra/tools-dir';
+
+interface GroundTruth {
+  id: string;
+  url: string;
+  page_type: string;
+  main_content: string;
+}
+
+interface PageScore {
+  type: string;
+  ours: number;
+  baseline: number;
+  oursMs: number;
+  baselineMs: number;
+  strategy: string;
+}
+
+const program = new Command('extract-bench')
+  .option('--limit <n>', 'only the first N pages', (v) => {
+    const n = Number.parseInt(v, 10);
+    if (!(n > 0)) throw new InvalidArgumentError('expected a positive integer');
+    return n;
+  })
+  .addOption(new Option('--dom <kind>', 'DOM implementation').choices(DOM_KINDS).default('linkedom'))
+  .addOption(
+    new Option('--strategy <s>', 'force one stage of our pipeline').choices(['auto', 'chain', 'readability']).default('auto'),
+  )
+  .option('--data <dir>', 'data set folder', path.resolve(repoRoot(), '..', 'shared', 'data', 'wcxb-dev'))
+  .parse();
+const opts = program.opts<{ limit?: number; dom: DomKind; strategy: 'auto' | 'chain' | 'readability'; data: string }>();
+
+const truth = readFileSync(path.join(opts.data, 'ground-truth.jsonl'), 'utf8')
+  .split('\n')
+  .filter((line) => line.trim() !== '')
+  .map((line) => JSON.parse(line) as GroundTruth)
+  .slice(0, opts.limit);
+
+const scores: PageScore[] = [];
+for (const [index, page] of truth.entries()) {
+  const bytes = gunzipSync(readFileSync(path.join(opts.data, 'html', `${page.id}.html.gz`)));
+  const html = decodeBody(bytes).text;
+  const expected = words(page.main_content);
+
+  let started = performance.now();
+  const ours = extractPage(html, page.url, { dom: opts.dom, strategy: opts.strategy });
+  const oursMs = performance.now() - started;
+
+  started = performance.now();
+  const baselineText = bareReadability(html, page.url, opts.dom);
+  const baselineMs = performance.now() - started;
+
+  scores.push({
+    type: page.page_type,
+    ours: f1(words(ours.text), expected),
+    baseline: f1(words(baselineText), expected),
+    oursMs,
+    baselineMs,
+    strategy: ours.strategy.startsWith('selector:') ? 'selector' : ours.strategy,
+  });
+  if ((index + 1) % 100 === 0) process.stderr.write(`${index + 1}/${truth.length}\n`);
+}
+
+function bareReadability(html: string, url: string, dom: DomKind): string {
+  try {
+    const doc = parseDocument(html, url, dom);
+    return new Readability(doc).parse()?.textContent ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function words(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []) {
+    counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function f1(predicted: Map<string, number>, expected: Map<string, number>): number {
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const p = total(predicted);
+  const e = total(expected);
+  if (p === 0 && e === 0) return 1;
+  if (p === 0 || e === 0) return 0;
+  let overlap = 0;
+  for (const [word, count] of predicted) overlap += Math.min(count, expected.get(word) ?? 0);
+  if (overlap === 0) return 0;
+  const precision = overlap / p;
+  const recall = overlap / e;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
+function percentile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+const types = [...new Set(scores.map((s) => s.type))].sort();
+const byType = Object.fromEntries(
+  types.map((type) => {
+    const group = scores.filter((s) => s.type === type);
+    return [type, { pages: group.length, ours: round(mean(group.map((s) => s.ours))), readability: round(mean(group.map((s) => s.baseline))) }];
+  }),
+);
+const strategies: Record<string, number> = {};
+for (const s of scores) strategies[s.strategy] = (strategies[s.strategy] ?? 0) + 1;
+const summary = {
+  pages: scores.length,
+  dom: opts.dom,
+  strategy: opts.strategy,
+  f1: { ours: round(mean(scores.map((s) => s.ours))), readability: round(mean(scores.map((s) => s.baseline))) },
+  byType,
+  ms: {
+    ours: { median: round(percentile(scores.map((s) => s.oursMs), 0.5), 1), p95: round(percentile(scores.map((s) => s.oursMs), 0.95), 1) },
+    readability: {
+      median: round(percentile(scores.map((s) => s.baselineMs), 0.5), 1),
+      p95: round(percentile(scores.map((s) => s.baselineMs), 0.95), 1),
+    },
+  },
+  strategies,
+};
+
+const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padEnd(i === 0 ? 15 : 12)).join('');
+const lines = [
+  row(['page type', 'pages', 'gleaner F1', 'readability']),
+  row(['overall', summary.pages, summary.f1.ours, summary.f1.readability]),
+  ...types.map((t) => row([t, byType[t]?.pages ?? 0, byType[t]?.ours ?? 0, byType[t]?.readability ?? 0])),
+  '',
+  row(['ms per page', 'median', 'p95']),
+  row(['gleaner', summary.ms.ours.median, summary.ms.ours.p95]),
+  row(['readability', summary.ms.readability.median, summary.ms.readability.p95]),
+  '',
+  `strategies: ${JSON.stringify(strategies)}  (dom ${opts.dom})`,
+];
+process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(summary)}\n`);

@@ -1,0 +1,142 @@
+/**
+ * Content DOM → GitHub-flavoured Markdown (seed 004 §7, §9) with turndown. Our own rules for what
+ * matters most to retrieval: fenced code with its language and its exact text, GFM tables for every
+ * table (header-less ones get an empty header row, colspans are repeated as empty cells), absolute
+ * links and images, exactly one H1. Nothing is passed through as raw HTML: unknown elements become
+ * their text.
+ */
+import TurndownService from 'turndown';
+import { strikethrough, taskListItems } from 'turndown-plugin-gfm';
+
+/** Prepares `root` in place: absolute URLs, one H1 (the title when the content has none). */
+export function normalizeContent(root: Element, baseUrl: string | undefined, title: string | undefined): void {
+  if (baseUrl !== undefined) {
+    for (const [selector, attr] of [
+      ['a[href]', 'href'],
+      ['img[src]', 'src'],
+    ] as const) {
+      for (const el of Array.from(root.querySelectorAll(selector))) {
+        const value = el.getAttribute(attr) ?? '';
+        try {
+          el.setAttribute(attr, new URL(value, baseUrl).href);
+        } catch {
+          // Leave what cannot be resolved as it is.
+        }
+      }
+    }
+  }
+  const h1s = Array.from(root.querySelectorAll('h1'));
+  for (const extra of h1s.slice(1)) renameElement(extra, 'h2');
+  if (h1s.length === 0 && title) {
+    const h1 = root.ownerDocument.createElement('h1');
+    h1.textContent = title;
+    root.insertBefore(h1, root.firstChild);
+  }
+}
+
+function renameElement(el: Element, name: string): void {
+  const replacement = el.ownerDocument.createElement(name);
+  while (el.firstChild) replacement.appendChild(el.firstChild);
+  el.replaceWith(replacement);
+}
+
+let service: TurndownService | undefined;
+
+export function toMarkdown(root: Element): string {
+  service ??= createService();
+  const markdown = service.turndown(root as unknown as TurndownService.Node);
+  return markdown.replace(/\n{3,}/g, '\n\n').trim();
+}
+
+function createService(): TurndownService {
+  const td = new TurndownService({
+    headingStyle: 'atx',
+    codeBlockStyle: 'fenced',
+    bulletListMarker: '-',
+    emDelimiter: '_',
+    hr: '---',
+  });
+  td.use([strikethrough, taskListItems]);
+  td.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed', 'button', 'form']);
+  td.addRule('fencedCode', {
+    filter: (node) => node.nodeName === 'PRE',
+    replacement: (_content, node) => fence(node as unknown as Element),
+  });
+  td.addRule('table', {
+    filter: (node) => node.nodeName === 'TABLE',
+    replacement: (_content, node) => `\n\n${gfmTable(node as unknown as Element, td)}\n\n`,
+  });
+  td.addRule('image', {
+    filter: 'img',
+    replacement: (_content, node) => {
+      const el = node as unknown as Element;
+      const src = el.getAttribute('src') ?? '';
+      if (src === '' || src.startsWith('data:')) return '';
+      const alt = (el.getAttribute('alt') ?? '').replace(/[[\]\n]/g, ' ').trim();
+      return `![${alt}](${src.replace(/[()\s]/g, encodeURIComponent)})`;
+    },
+  });
+  return td;
+}
+
+/** A `<pre>` as a fenced block: text exactly as written, language from the nearest `language-x`, `highlight-x`, `lang-x` or `brush: x`. */
+function fence(pre: Element): string {
+  const code = (pre.textContent ?? '').replace(/\n$/, '');
+  const language = codeLanguage(pre);
+  const longestRun = Math.max(2, ...(code.match(/`+/g) ?? []).map((run) => run.length));
+  const marker = '`'.repeat(longestRun + 1);
+  return `\n\n${marker}${language}\n${code}\n${marker}\n\n`;
+}
+
+export function codeLanguage(pre: Element): string {
+  const classes: string[] = [];
+  const code = pre.querySelector('code');
+  if (code) classes.push(code.getAttribute('class') ?? '', code.getAttribute('data-lang') ?? '');
+  let el: Element | null = pre;
+  for (let depth = 0; el && depth < 3; depth++, el = el.parentElement) {
+    classes.push(el.getAttribute('class') ?? '', el.getAttribute('data-lang') ?? '');
+  }
+  for (const value of classes) {
+    const match =
+      /(?:^|\s)(?:language|lang|highlight|sourceCode)-([\w+#.-]+)/.exec(value) ?? /brush:\s*([\w+#.-]+)/.exec(value);
+    const lang = match?.[1]?.toLowerCase();
+    if (lang && !['none', 'default', 'text', 'plain', 'notranslate'].includes(lang)) return lang;
+  }
+  return '';
+}
+
+/** Every table as a GFM table; nested tables are flattened to their text. */
+function gfmTable(table: Element, td: TurndownService): string {
+  const rows = Array.from(table.querySelectorAll('tr')).filter((tr) => tr.closest('table') === table);
+  const grid = rows.map((tr) =>
+    Array.from(tr.children)
+      .filter((cell) => cell.localName === 'td' || cell.localName === 'th')
+      .flatMap((cell) => {
+        const text = cellMarkdown(cell, td);
+        const span = Math.min(50, Math.max(1, Number.parseInt(cell.getAttribute('colspan') ?? '1', 10) || 1));
+        return [text, ...Array<string>(span - 1).fill('')];
+      }),
+  );
+  const width = Math.max(0, ...grid.map((row) => row.length));
+  if (width === 0) return '';
+  const pad = (row: string[]) => [...row, ...Array<string>(width - row.length).fill('')];
+  const firstRow = rows[0];
+  const hasHeader =
+    firstRow !== undefined &&
+    (firstRow.parentElement?.localName === 'thead' || Array.from(firstRow.children).every((c) => c.localName === 'th'));
+  const header = hasHeader ? pad(grid.shift() ?? []) : Array<string>(width).fill('');
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(Array<string>(width).fill('---')), ...grid.map((row) => line(pad(row)))].join('\n');
+}
+
+function cellMarkdown(cell: Element, td: TurndownService): string {
+  const clone = cell.cloneNode(true) as Element;
+  for (const nested of Array.from(clone.querySelectorAll('table, pre'))) {
+    nested.replaceWith(clone.ownerDocument.createTextNode(` ${nested.textContent ?? ''} `));
+  }
+  return td
+    .turndown(clone.innerHTML.length > 0 ? (clone as unknown as TurndownService.Node) : ' ')
+    .replace(/\s*\n+\s*/g, ' ')
+    .replace(/\|/g, '\\|')
+    .trim();
+}

@@ -1,0 +1,108 @@
+/**
+ * Linear pre-pass over raw HTML before any DOM parser sees it. It bounds the work the parsers and
+ * Readability can do: input is cut at `maxInputBytes`, NULs and other C0 controls (binary bytes
+ * served as HTML) are dropped, scripts and styles are cut out (JSON-LD is kept aside first), and
+ * nesting is capped at `maxDepth` by dropping deeper tags (their text stays). Deep nesting matters
+ * because htmlparser2 (under linkedom) scans its open-element stack on every tag, and Readability
+ * and turndown recurse: 10,000 nested `<div>`s would otherwise cost seconds or the stack.
+ */
+
+export interface SanitizedHtml {
+  html: string;
+  /** Raw text of each `<script type="application/ld+json">`, in document order. */
+  jsonLd: string[];
+  /** True when the input was cut at `maxInputBytes`. */
+  truncated: boolean;
+  /** Tags dropped by the depth cap. */
+  droppedTags: number;
+}
+
+const VOID = new Set([
+  'area',
+  'base',
+  'br',
+  'col',
+  'embed',
+  'hr',
+  'img',
+  'input',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+  'keygen',
+]);
+/** Elements that a second opening of the same name implicitly closes. */
+const SELF_CLOSING_SIBLINGS = new Set(['p', 'li', 'dt', 'dd', 'option', 'tr', 'td', 'th']);
+const MAX_JSON_LD_CHARS = 200_000;
+
+export function sanitizeHtml(input: string, maxInputChars: number, maxDepth: number): SanitizedHtml {
+  const truncated = input.length > maxInputChars;
+  let html = truncated ? input.slice(0, maxInputChars) : input;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing binary garbage is the point
+  html = html.replace(/[\u0000-\u0008\u000b\u000e-\u001f\ufffe\uffff]/g, '');
+  const jsonLd: string[] = [];
+  html = html.replace(/<script\b([^>]*)>([\s\S]*?)(?:<\/script\s*>|$)/gi, (_m, attrs: string, body: string) => {
+    if (/application\/ld\+json/i.test(attrs) && body.length <= MAX_JSON_LD_CHARS) jsonLd.push(body);
+    return '';
+  });
+  html = html.replace(/<(style|noscript|template)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi, '');
+  html = html.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
+  const capped = capDepth(html, maxDepth);
+  return { html: capped.html, jsonLd, truncated, droppedTags: capped.dropped };
+}
+
+/**
+ * Drops start and end tags deeper than `maxDepth`, approximating the HTML tree with a stack: void
+ * elements never open, an end tag pops to its matching start tag (if any is open), and `p`, `li`,
+ * `td` and friends close an open sibling of the same name. Raw-text elements are already gone.
+ */
+function capDepth(html: string, maxDepth: number): { html: string; dropped: number } {
+  const stack: { name: string; dropped: boolean }[] = [];
+  let dropped = 0;
+  let overflowed = false;
+  const out = html.replace(/<(\/?)([a-zA-Z][\w:-]*)\b[^>]*>/g, (tag, slash: string, rawName: string) => {
+    const name = rawName.toLowerCase();
+    if (slash === '') {
+      if (VOID.has(name) || tag.endsWith('/>')) return tag;
+      if (SELF_CLOSING_SIBLINGS.has(name) && stack.at(-1)?.name === name) {
+        if (stack.pop()?.dropped) dropped++;
+      }
+      const drop = stack.length >= maxDepth;
+      stack.push({ name, dropped: drop });
+      if (drop) {
+        overflowed = true;
+        dropped++;
+        return '';
+      }
+      return tag;
+    }
+    if (!overflowed) {
+      // Fast path while nothing was dropped: keep the stack roughly right.
+      for (let i = stack.length - 1; i >= 0; i--) {
+        if (stack[i]?.name === name) {
+          stack.length = i;
+          break;
+        }
+      }
+      return tag;
+    }
+    for (let i = stack.length - 1; i >= 0; i--) {
+      const entry = stack[i];
+      if (entry?.name === name) {
+        stack.length = i;
+        if (entry.dropped) {
+          dropped++;
+          return '';
+        }
+        return tag;
+      }
+      // Give up searching far down the stack: an unmatched end tag stays cheap.
+      if (stack.length - i > 64) break;
+    }
+    return tag;
+  });
+  return { html: out, dropped };
+}

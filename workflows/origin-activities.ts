@@ -1,0 +1,47 @@
+/**
+ * The origin workflow's activities and the timeouts and retry policies each needs, kept apart
+ * from the workflow's logic.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { ActivityApi } from '../activities/types';
+import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
+
+export const { fetchAndStore, fetchRobots } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  // Fetch timeouts (connect + headers + body) stay well inside this; the heartbeat timeout lets
+  // a crashed worker's attempt be retried within seconds instead of minutes.
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  // Long enough to ride out a database or worker outage of about half an hour; the activity
+  // itself stops retrying HTTP failures after a few attempts. Programming errors fail at once.
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 60,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
+export const { ingestSitemaps } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
+export const { nextClaimedUrls } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    maximumAttempts: 60,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
