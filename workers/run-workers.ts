@@ -2,28 +2,14 @@
  * Starts one Temporal worker per requested task queue in this process. Every worker can run
  * every activity (they are cheap to register); which queue it polls decides what it does.
  */
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  type LogLevel,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Database } from '../db/database';
 import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
+import { workflowBundle } from './workflow-bundle';
 
-export const WORKFLOWS_PATH = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'workflows',
-  'index.ts',
-);
+export { WORKFLOWS_PATH, workflowBundle } from './workflow-bundle';
 
 let runtimeInstalled = false;
 /** Routes the SDK's own logs into pino; must run before the first connection or worker. */
@@ -42,13 +28,6 @@ export function installTemporalRuntime(): void {
       else sdkLog.debug(fields, message);
     }),
   });
-}
-
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** Bundles the workflow code once per process (webpack takes seconds). */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
-  return bundle;
 }
 
 export interface StartWorkersOptions {

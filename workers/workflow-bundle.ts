@@ -1,0 +1,66 @@
+/**
+ * The workflow bundle, built by the SDK's webpack step (about 5 s) at most once per version of
+ * the workflow sources: the result is cached on disk under node_modules/.cache, keyed by a hash
+ * of every file the bundle can contain (workflows/, domain/, the activity types, the lock file).
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { logger } from '../infra/logger';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const WORKFLOWS_PATH = path.join(ROOT, 'workflows', 'index.ts');
+const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'gleaner-workflows');
+
+function sourceFiles(): string[] {
+  const files: string[] = [path.join(ROOT, 'package-lock.json'), path.join(ROOT, 'activities', 'types.ts')];
+  for (const dir of ['workflows', 'domain']) {
+    for (const name of readdirSync(path.join(ROOT, dir)).sort()) {
+      if (name.endsWith('.ts')) files.push(path.join(ROOT, dir, name));
+    }
+  }
+  return files;
+}
+
+export function workflowSourceHash(): string {
+  const hash = createHash('sha256');
+  for (const file of sourceFiles()) {
+    hash.update(path.relative(ROOT, file));
+    hash.update(readFileSync(file));
+  }
+  return hash.digest('hex').slice(0, 24);
+}
+
+async function buildOrLoad(): Promise<WorkflowBundleWithSourceMap> {
+  const key = workflowSourceHash();
+  const file = path.join(CACHE_DIR, `${key}.json`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
+  } catch {
+    // Not cached yet (or unreadable): build it.
+  }
+  const started = Date.now();
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: new DefaultLogger('WARN'),
+  });
+  try {
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const tmp = `${file}.${process.pid}`;
+    writeFileSync(tmp, JSON.stringify({ code: bundle.code, sourceMap: bundle.sourceMap }));
+    renameSync(tmp, file);
+  } catch (error) {
+    logger.warn({ err: error }, 'could not cache the workflow bundle');
+  }
+  logger.debug({ ms: Date.now() - started, key }, 'workflow bundle built');
+  return bundle;
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** The workflow bundle: from the on-disk cache when the sources are unchanged, else built. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= buildOrLoad();
+  return bundle;
+}
