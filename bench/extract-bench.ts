@@ -41,11 +41,18 @@ const program = new Command('extract-bench')
   })
   .addOption(new Option('--dom <kind>', 'DOM implementation').choices(DOM_KINDS).default('linkedom'))
   .addOption(
-    new Option('--strategy <s>', 'force one stage of our pipeline').choices(['auto', 'chain', 'readability']).default('auto'),
+    new Option('--strategy <s>', 'force one stage of our pipeline')
+      .choices(['auto', 'chain', 'readability'])
+      .default('auto'),
   )
   .option('--data <dir>', 'data set folder', path.resolve(repoRoot(), '..', 'shared', 'data', 'wcxb-dev'))
   .parse();
-const opts = program.opts<{ limit?: number; dom: DomKind; strategy: 'auto' | 'chain' | 'readability'; data: string }>();
+const opts = program.opts<{
+  limit?: number;
+  dom: DomKind;
+  strategy: 'auto' | 'chain' | 'readability';
+  data: string;
+}>();
 
 const truth = readFileSync(path.join(opts.data, 'ground-truth.jsonl'), 'utf8')
   .split('\n')
@@ -109,7 +116,8 @@ function f1(predicted: Map<string, number>, expected: Map<string, number>): numb
   return (2 * precision * recall) / (precision + recall);
 }
 
-const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
+const mean = (values: number[]) =>
+  values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
 function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -120,7 +128,14 @@ const types = [...new Set(scores.map((s) => s.type))].sort();
 const byType = Object.fromEntries(
   types.map((type) => {
     const group = scores.filter((s) => s.type === type);
-    return [type, { pages: group.length, ours: round(mean(group.map((s) => s.ours))), readability: round(mean(group.map((s) => s.baseline))) }];
+    return [
+      type,
+      {
+        pages: group.length,
+        ours: round(mean(group.map((s) => s.ours))),
+        readability: round(mean(group.map((s) => s.baseline))),
+      },
+    ];
   }),
 );
 const strategies: Record<string, number> = {};
@@ -129,13 +144,43 @@ const summary = {
   pages: scores.length,
   dom: opts.dom,
   strategy: opts.strategy,
-  f1: { ours: round(mean(scores.map((s) => s.ours))), readability: round(mean(scores.map((s) => s.baseline))) },
+  f1: {
+    ours: round(mean(scores.map((s) => s.ours))),
+    readability: round(mean(scores.map((s) => s.baseline))),
+  },
   byType,
   ms: {
-    ours: { median: round(percentile(scores.map((s) => s.oursMs), 0.5), 1), p95: round(percentile(scores.map((s) => s.oursMs), 0.95), 1) },
+    ours: {
+      median: round(
+        percentile(
+          scores.map((s) => s.oursMs),
+          0.5,
+        ),
+        1,
+      ),
+      p95: round(
+        percentile(
+          scores.map((s) => s.oursMs),
+          0.95,
+        ),
+        1,
+      ),
+    },
     readability: {
-      median: round(percentile(scores.map((s) => s.baselineMs), 0.5), 1),
-      p95: round(percentile(scores.map((s) => s.baselineMs), 0.95), 1),
+      median: round(
+        percentile(
+          scores.map((s) => s.baselineMs),
+          0.5,
+        ),
+        1,
+      ),
+      p95: round(
+        percentile(
+          scores.map((s) => s.baselineMs),
+          0.95,
+        ),
+        1,
+      ),
     },
   },
   strategies,

@@ -8,6 +8,7 @@ import { logger } from '../infra/logger';
 import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
+import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
 import { runRobotsCommand } from './robots-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
@@ -98,6 +99,23 @@ program
   )
   .option('--json', 'print one JSON line per URL')
   .action(async (urls: string[], options) => runRobotsCommand(urls, options));
+
+program
+  .command('extract')
+  .description(
+    'extract title, text, Markdown and metadata from one page or a manifest (no database, no Temporal)',
+  )
+  .argument('[file-or-url]', 'an HTML file (.gz is gunzipped) or an http(s) URL to fetch')
+  .option('--url <url>', 'URL the page was served from (resolves links, canonical URL)')
+  .addOption(new Option('--format <format>', 'output (default markdown)').choices(EXTRACT_FORMATS))
+  .option('--manifest <file>', 'JSON lines of {"id","file","url"}; prints one JSON line per page')
+  .option('--user-agent <ua>', 'User-Agent header when fetching a URL')
+  .option(
+    '--allow-host <host>',
+    'let the SSRF guard fetch this host even on a private or loopback address; repeatable',
+    collect,
+  )
+  .action(async (input: string | undefined, options) => runExtractCommand(input, options));
 
 for (const action of ['pause', 'resume', 'cancel'] as const) {
   program

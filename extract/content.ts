@@ -57,6 +57,7 @@ export function removeChrome(root: Element): void {
     if (textLength(el) <= MAX_CHROME_SHARE * total) el.remove();
   }
   for (const el of Array.from(root.querySelectorAll('a, p, li, div, span'))) {
+    if (el.closest('pre, code') !== null) continue;
     const text = el.textContent;
     if (text !== null && text.length < 40 && CHROME_TEXT.test(text.trim())) el.remove();
   }
@@ -67,7 +68,11 @@ export function removeChrome(root: Element): void {
  * removal, as a detached clean copy. Several matches (a listing's many `<article>` cards) are ambiguous
  * and skipped; the next selector or Readability decides.
  */
-export function selectByChain(doc: Document, selectors: readonly string[], minWords: number): Candidate | undefined {
+export function selectByChain(
+  doc: Document,
+  selectors: readonly string[],
+  minWords: number,
+): Candidate | undefined {
   for (const selector of selectors) {
     let matches: Element[];
     try {

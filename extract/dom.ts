@@ -14,7 +14,13 @@ export function parseDocument(html: string, url: string | undefined, dom: DomKin
   if (dom === 'jsdom') {
     return new JSDOM(html, url ? { url } : {}).window.document;
   }
-  // linkedom needs a whole document to give a <head> and <body>.
-  const source = /<html[\s>]/i.test(html.slice(0, 4096)) ? html : `<!DOCTYPE html><html><body>${html}</body></html>`;
-  return parseHTML(source).document as unknown as Document;
+  // linkedom needs a whole document to give a <head> and <body>; some inputs (an `<html` that is only
+  // text, a stray `</html>` first) leave it without a document element, so wrap and parse again.
+  const wrap = (body: string) => `<!DOCTYPE html><html><body>${body}</body></html>`;
+  const source = /<html[\s>]/i.test(html.slice(0, 4096)) ? html : wrap(html);
+  let doc = parseHTML(source).document as unknown as Document;
+  if (doc.documentElement === null || doc.documentElement === undefined) {
+    doc = parseHTML(wrap(html.replace(/<\/?html\b[^>]*>/gi, ''))).document as unknown as Document;
+  }
+  return doc;
 }

@@ -64,7 +64,7 @@ export interface ExtractedPage {
   metadata: PageMetadata;
   /** 0–1: how likely `text` is the page's main content (words found, share not in links, strategy). */
   confidence: number;
-  /** What produced the content: `selector:<css>`, `readability`, `body` or `empty`. */
+  /** What produced the content: `selector:<css>`, `readability`, `body`, `empty`, or `failed: <reason>`. */
   strategy: string;
   /** Set when the input was longer than `maxInputChars` and cut. */
   truncated?: true;
@@ -74,6 +74,22 @@ export interface ExtractedPage {
 const MAX_CHAIN_LINK_DENSITY = 0.5;
 
 export function extractPage(html: string, url?: string, options: ExtractOptions = {}): ExtractedPage {
+  try {
+    return extractUnguarded(html, url, options);
+  } catch (error) {
+    // A DOM or library bug on one odd page must not kill a worker: report it as an empty extraction.
+    return {
+      title: '',
+      text: '',
+      markdown: '',
+      metadata: { contentType: 'webpage', wordCount: 0, readingTimeMinutes: 0 },
+      confidence: 0,
+      strategy: `failed: ${(error as Error).message ?? String(error)}`.slice(0, 300),
+    };
+  }
+}
+
+function extractUnguarded(html: string, url: string | undefined, options: ExtractOptions): ExtractedPage {
   const opts = { ...DEFAULT_EXTRACT_OPTIONS, ...options };
   const clean = sanitizeHtml(html, opts.maxInputChars, opts.maxDepth);
   const doc = parseDocument(clean.html, url, opts.dom);
@@ -81,7 +97,7 @@ export function extractPage(html: string, url?: string, options: ExtractOptions 
 
   // Metadata reads the untouched <head> first; Readability mutates the document afterwards.
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
-  const chosen = chooseContent(doc, opts);
+  const chosen = chooseContent(doc, opts, () => parseDocument(clean.html, url, opts.dom));
   const text = chosen ? blockText(chosen.root) : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
@@ -102,14 +118,19 @@ export function extractPage(html: string, url?: string, options: ExtractOptions 
   };
 }
 
-function chooseContent(doc: Document, opts: Required<ExtractOptions>): Candidate | undefined {
+/** `reparse` gives a fresh document for the body fallback: Readability leaves the first one mutated. */
+function chooseContent(
+  doc: Document,
+  opts: Required<ExtractOptions>,
+  reparse: () => Document,
+): Candidate | undefined {
   const chain =
     opts.strategy === 'readability' ? undefined : selectByChain(doc, opts.selectors, opts.minChainWords);
   if (chain && (opts.strategy === 'chain' || chain.linkDensity <= MAX_CHAIN_LINK_DENSITY)) return chain;
   const readable = opts.strategy === 'chain' ? undefined : runReadability(doc);
   if (readable && readable.words > 0) return readable;
   if (chain) return chain;
-  const body = doc.body;
+  const body = reparse().body;
   if (!body) return undefined;
   removeChrome(body);
   const candidate = measure(body, 'body');

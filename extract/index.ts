@@ -1,5 +1,5 @@
 /** The extraction pipeline's public surface: HTML → text, Markdown and metadata. */
-export { type DomKind, DOM_KINDS } from './dom';
+export { DOM_KINDS, type DomKind } from './dom';
 export {
   DEFAULT_CONTENT_SELECTORS,
   DEFAULT_EXTRACT_OPTIONS,

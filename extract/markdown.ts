@@ -1,3 +1,4 @@
+/// <reference path="./turndown-plugin-gfm.d.ts" />
 /**
  * Content DOM → GitHub-flavoured Markdown (seed 004 §7, §9) with turndown. Our own rules for what
  * matters most to retrieval: fenced code with its language and its exact text, GFM tables for every
@@ -9,7 +10,11 @@ import TurndownService from 'turndown';
 import { strikethrough, taskListItems } from 'turndown-plugin-gfm';
 
 /** Prepares `root` in place: absolute URLs, one H1 (the title when the content has none). */
-export function normalizeContent(root: Element, baseUrl: string | undefined, title: string | undefined): void {
+export function normalizeContent(
+  root: Element,
+  baseUrl: string | undefined,
+  title: string | undefined,
+): void {
   if (baseUrl !== undefined) {
     for (const [selector, attr] of [
       ['a[href]', 'href'],
@@ -98,7 +103,8 @@ export function codeLanguage(pre: Element): string {
   }
   for (const value of classes) {
     const match =
-      /(?:^|\s)(?:language|lang|highlight|sourceCode)-([\w+#.-]+)/.exec(value) ?? /brush:\s*([\w+#.-]+)/.exec(value);
+      /(?:^|\s)(?:language|lang|highlight|sourceCode)-([\w+#.-]+)/.exec(value) ??
+      /brush:\s*([\w+#.-]+)/.exec(value);
     const lang = match?.[1]?.toLowerCase();
     if (lang && !['none', 'default', 'text', 'plain', 'notranslate'].includes(lang)) return lang;
   }
@@ -123,10 +129,13 @@ function gfmTable(table: Element, td: TurndownService): string {
   const firstRow = rows[0];
   const hasHeader =
     firstRow !== undefined &&
-    (firstRow.parentElement?.localName === 'thead' || Array.from(firstRow.children).every((c) => c.localName === 'th'));
+    (firstRow.parentElement?.localName === 'thead' ||
+      Array.from(firstRow.children).every((c) => c.localName === 'th'));
   const header = hasHeader ? pad(grid.shift() ?? []) : Array<string>(width).fill('');
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  return [line(header), line(Array<string>(width).fill('---')), ...grid.map((row) => line(pad(row)))].join('\n');
+  return [line(header), line(Array<string>(width).fill('---')), ...grid.map((row) => line(pad(row)))].join(
+    '\n',
+  );
 }
 
 function cellMarkdown(cell: Element, td: TurndownService): string {

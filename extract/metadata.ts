@@ -77,7 +77,9 @@ export function extractMetadata(
         doc.querySelector('time[datetime]')?.getAttribute('datetime') ?? undefined,
       ),
     ),
-    modified: date(pick(str(ld?.dateModified), meta.get('article:modified_time'), meta.get('og:updated_time'))),
+    modified: date(
+      pick(str(ld?.dateModified), meta.get('article:modified_time'), meta.get('og:updated_time')),
+    ),
     language: pick(
       str(ld?.inLanguage),
       meta.get('og:locale')?.replace('_', '-'),

@@ -44,11 +44,16 @@ export function sanitizeHtml(input: string, maxInputChars: number, maxDepth: num
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing binary garbage is the point
   html = html.replace(/[\u0000-\u0008\u000b\u000e-\u001f\ufffe\uffff]/g, '');
   const jsonLd: string[] = [];
-  html = html.replace(/<script\b([^>]*)>([\s\S]*?)(?:<\/script\s*>|$)/gi, (_m, attrs: string, body: string) => {
-    if (/application\/ld\+json/i.test(attrs) && body.length <= MAX_JSON_LD_CHARS) jsonLd.push(body);
-    return '';
-  });
-  html = html.replace(/<(style|noscript|template)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi, '');
+  html = html.replace(
+    /<script\b([^>]*)>([\s\S]*?)(?:<\/script\s*>|$)/gi,
+    (_m, attrs: string, body: string) => {
+      if (/application\/ld\+json/i.test(attrs) && body.length <= MAX_JSON_LD_CHARS) jsonLd.push(body);
+      return '';
+    },
+  );
+  html = html.replace(/<(style|template)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi, '');
+  // A crawler runs no scripts, so what <noscript> holds is what it sees (Discourse serves its posts there).
+  html = html.replace(/<\/?noscript\b[^>]*>/gi, '');
   html = html.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
   const capped = capDepth(html, maxDepth);
   return { html: capped.html, jsonLd, truncated, droppedTags: capped.dropped };

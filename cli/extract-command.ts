@@ -1,0 +1,179 @@
+/**
+ * `gleaner extract <file-or-url> [--url U] [--format markdown|text|json]` and
+ * `gleaner extract --manifest FILE.jsonl`: the extraction pipeline alone, no database, no Temporal.
+ * Files ending in `.gz` are gunzipped; bytes are decoded like fetched bodies (BOM, `<meta>` charset,
+ * else UTF-8). A URL argument is fetched once with `fetchPage` (SSRF guard, size and time limits).
+ * Manifest lines `{"id","file","url"}` become output lines `{"id","title","text","markdown","metadata"}`,
+ * streamed in input order; relative `file` paths resolve against the manifest's folder.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { gunzipSync } from 'node:zlib';
+import { decodeBody } from '../activities/http/charset';
+import { fetchPage } from '../activities/http/fetch-page';
+import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
+import { type ExtractedPage, extractPage } from '../extract';
+import { UsageError } from './errors';
+
+export type ExtractFormat = 'markdown' | 'text' | 'json';
+export const EXTRACT_FORMATS: readonly ExtractFormat[] = ['markdown', 'text', 'json'];
+
+export interface ExtractCommandOptions {
+  url?: string;
+  format?: ExtractFormat;
+  manifest?: string;
+  userAgent?: string;
+  allowHost?: string[];
+}
+
+export async function runExtractCommand(
+  input: string | undefined,
+  options: ExtractCommandOptions,
+): Promise<void> {
+  if (options.manifest !== undefined) {
+    if (input !== undefined) throw new UsageError('give either a file or URL, or --manifest, not both');
+    await runManifest(options.manifest);
+    return;
+  }
+  if (input === undefined) throw new UsageError('missing <file-or-url> (or --manifest FILE.jsonl)');
+  if (options.url !== undefined) checkUrl(options.url, '--url');
+  const { html, url } = /^https?:\/\//i.test(input)
+    ? await fetchHtml(input, options)
+    : { html: await readHtml(input, '<file>'), url: options.url };
+  const page = extractPage(html, url);
+  process.stdout.write(format(page, options.format ?? 'markdown'));
+}
+
+function format(page: ExtractedPage, kind: ExtractFormat): string {
+  switch (kind) {
+    case 'json':
+      return `${JSON.stringify(page)}\n`;
+    case 'text':
+      return `${page.text}\n`;
+    case 'markdown':
+      return `${page.markdown}\n`;
+  }
+}
+
+async function runManifest(manifest: string): Promise<void> {
+  const folder = path.dirname(manifest);
+  const stream = createReadStream(manifest, { encoding: 'utf8' });
+  const opened = new Promise<void>((resolve, reject) => {
+    stream.once('open', () => resolve());
+    stream.once('error', (error) => reject(error));
+  });
+  try {
+    await opened;
+  } catch (error) {
+    throw new UsageError(
+      `cannot read --manifest ${manifest}: ${(error as { code?: string }).code ?? (error as Error).message}`,
+    );
+  }
+  let lineNumber = 0;
+  for await (const line of createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })) {
+    lineNumber++;
+    if (line.trim() === '') continue;
+    const entry = parseEntry(line, `${manifest}:${lineNumber}`);
+    const html = await readHtml(path.resolve(folder, entry.file), `${manifest}:${lineNumber} file`);
+    const page = extractPage(html, entry.url);
+    const out = {
+      id: entry.id,
+      title: page.title,
+      text: page.text,
+      markdown: page.markdown,
+      metadata: page.metadata,
+    };
+    if (!process.stdout.write(`${JSON.stringify(out)}\n`)) {
+      await new Promise((resolve) => process.stdout.once('drain', resolve));
+    }
+  }
+}
+
+interface ManifestEntry {
+  id: string;
+  file: string;
+  url?: string;
+}
+
+function parseEntry(line: string, where: string): ManifestEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    throw new UsageError(`${where}: not a JSON object`);
+  }
+  const entry = value as Partial<Record<'id' | 'file' | 'url', unknown>>;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new UsageError(`${where}: not a JSON object`);
+  }
+  if (typeof entry.id !== 'string' && typeof entry.id !== 'number')
+    throw new UsageError(`${where}: "id" is missing`);
+  if (typeof entry.file !== 'string' || entry.file === '')
+    throw new UsageError(`${where}: "file" is missing`);
+  if (entry.url !== undefined && typeof entry.url !== 'string')
+    throw new UsageError(`${where}: "url" must be a string`);
+  if (typeof entry.url === 'string') checkUrl(entry.url, `${where} "url"`);
+  return { id: String(entry.id), file: entry.file, ...(entry.url !== undefined ? { url: entry.url } : {}) };
+}
+
+async function readHtml(file: string, what: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    throw new UsageError(
+      `cannot read ${what} ${file}: ${(error as { code?: string }).code ?? (error as Error).message}`,
+    );
+  }
+  if (file.endsWith('.gz')) {
+    try {
+      bytes = gunzipSync(bytes, { maxOutputLength: 64 * 1024 * 1024 });
+    } catch (error) {
+      throw new UsageError(`cannot gunzip ${file}: ${(error as Error).message}`);
+    }
+  }
+  return decodeBody(bytes).text;
+}
+
+async function fetchHtml(
+  url: string,
+  options: ExtractCommandOptions,
+): Promise<{ html: string; url: string }> {
+  checkUrl(url, 'URL');
+  const result = await fetchPage(url, {
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    allowHosts: options.allowHost ?? [],
+  });
+  switch (result.kind) {
+    case 'ok':
+      return { html: result.text, url: options.url ?? result.finalUrl };
+    case 'http-error':
+      throw new UsageError(`${url}: HTTP ${result.status}`);
+    case 'blocked':
+      throw new UsageError(`${url}: blocked by the SSRF guard (${result.message}); see --allow-host`);
+    case 'network-error':
+      throw new UsageError(`${url}: ${result.code}: ${result.message}`);
+    case 'too-large':
+      throw new UsageError(`${url}: larger than ${result.limitBytes} bytes`);
+    case 'redirect-limit':
+      throw new UsageError(`${url}: redirect ${result.reason} at ${result.location}`);
+    case 'unsupported-content-type':
+      throw new UsageError(`${url}: not an HTML page`);
+    case 'not-modified':
+      throw new UsageError(`${url}: unexpected 304 Not Modified`);
+  }
+}
+
+function checkUrl(url: string, what: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`${what} is not a valid URL: ${url}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new UsageError(`${what} must be http or https: ${url}`);
+  }
+}
