@@ -86,11 +86,6 @@ program
   .description('show what robots.txt allows for some URLs, with the matching rule, Crawl-delay and sitemaps')
   .argument('<url...>', 'URLs to check (http or https)')
   .option('--robots-file <file>', 'read robots.txt from this file instead of fetching it (no network)')
-  .option(
-    '--max-rps <n>',
-    'ceiling on page requests per second across all origins (default none)',
-    numberOption('--max-rps', 0),
-  )
   .option('--user-agent <ua>', 'User-Agent header and robots.txt product token')
   .option(
     '--allow-host <host>',

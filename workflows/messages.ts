@@ -4,11 +4,9 @@
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CrawlSpec } from '../domain/crawl-spec';
+import type { FrontierItem } from '../domain/frontier';
 
-export interface FrontierItem {
-  url: string;
-  depth: number;
-}
+export type { FrontierItem } from '../domain/frontier';
 
 /** Counters one origin keeps; the crawl sums them. */
 export interface OriginStats {
