@@ -109,6 +109,30 @@ export interface RecordPageResult {
   indexed: boolean;
 }
 
+export interface ProcessPageContentInput {
+  pageId: number;
+}
+
+export interface ProcessPageContentResult {
+  /** Chunks the page has now. */
+  chunks: number;
+  /** Of those, chunks without a vector from the current model: the embed step's work. */
+  toEmbed: number;
+  /** The extraction was already made from this body (unchanged content hash): nothing was redone. */
+  skipped: boolean;
+}
+
+export interface EmbedPageInput {
+  pageId: number;
+}
+
+export interface EmbedPageResult {
+  /** Chunks embedded by this call. */
+  embedded: number;
+  /** Chunks that already had a vector from the current model. */
+  reused: number;
+}
+
 export interface IngestSitemapsInput {
   crawlId: string;
   /** `scheme://host[:port]` of the origin whose sitemaps are read; only its URLs are claimed. */

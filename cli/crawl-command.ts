@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { crawlWorkflowId, QUEUE_KINDS, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
 import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
 import type { CrawlSummary } from '../workflows/messages';
@@ -63,7 +63,7 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
   const localWorkers = options.localWorkers ?? !configured;
   let runtime: Runtime | undefined;
   try {
-    runtime = await openRuntime({ workerQueues: localWorkers ? ['crawl', 'fetch', 'page'] : [] });
+    runtime = await openRuntime({ workerQueues: localWorkers ? QUEUE_KINDS : [] });
     const ownsWorkers = Boolean(runtime.workers);
     const wait = options.wait === true || (ownsWorkers && !configured);
     if (ownsWorkers && !configured && options.wait !== true && !options.json) {

@@ -9,8 +9,10 @@ export const TASK_QUEUES = {
   crawl: 'gleaner-crawl',
   /** Network I/O: fetching pages and robots.txt. */
   fetch: 'gleaner-fetch',
-  /** Per-page processing: store, later extract → chunk → embed. */
+  /** Per-page CPU work: extract → normalise → chunk. */
   page: 'gleaner-page',
+  /** Embedding chunks with the ONNX model: CPU-heavy, batched, scaled on its own machines. */
+  embed: 'gleaner-embed',
 } as const;
 
 export type QueueKind = keyof typeof TASK_QUEUES;

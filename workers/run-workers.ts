@@ -58,7 +58,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         taskQueue: TASK_QUEUES[queue],
         activities,
         ...(queue === 'crawl' ? { workflowBundle: await workflowBundle() } : {}),
-        maxConcurrentActivityTaskExecutions: queue === 'fetch' ? (options.maxConcurrentFetches ?? 64) : 32,
+        maxConcurrentActivityTaskExecutions: activitySlots(queue, options),
         // A stopped worker hands its in-flight work back quickly instead of holding it.
         shutdownGraceTime: '5 seconds',
       }),
@@ -77,4 +77,22 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       await done;
     },
   };
+}
+
+/**
+ * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the
+ * ONNX session already spreads one batch over every core, so more parallel work there only adds
+ * memory and latency.
+ */
+function activitySlots(queue: QueueKind, options: StartWorkersOptions): number {
+  switch (queue) {
+    case 'fetch':
+      return options.maxConcurrentFetches ?? 64;
+    case 'page':
+      return 4;
+    case 'embed':
+      return 1;
+    default:
+      return 32;
+  }
 }

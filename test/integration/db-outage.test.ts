@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgDatabase } from '../../db/pg-database';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { crawlWorkflowId, QUEUE_KINDS, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-cli';
 import { type RunningWorkers, startWorkers } from '../../workers/run-workers';
@@ -40,7 +40,7 @@ beforeAll(async () => {
   workers = await startWorkers({
     temporalAddress: temporal.address,
     namespace: 'default',
-    queues: ['crawl', 'fetch', 'page'],
+    queues: QUEUE_KINDS,
     db,
   });
   connection = await Connection.connect({ address: temporal.address });
