@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT, runApiCommand } from './api-command';
 import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
@@ -125,7 +126,25 @@ for (const action of ['pause', 'resume', 'cancel'] as const) {
 program
   .command('dev')
   .description('run the whole stack in the foreground on the embedded default')
-  .action(async () => runDevCommand());
+  .option('--api-host <host>', `address the HTTP API listens on (default ${DEFAULT_API_HOST})`)
+  .option(
+    '--api-port <port>',
+    `HTTP API port (default ${DEFAULT_API_PORT}, or a free one if taken)`,
+    integerOption('--api-port', 0),
+  )
+  .action(async (options: { apiHost?: string; apiPort?: number }) =>
+    runDevCommand({
+      ...(options.apiHost ? { host: options.apiHost } : {}),
+      ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
+    }),
+  );
+
+program
+  .command('api')
+  .description('serve the HTTP API (search, pages, graph, crawls, /healthz, /metrics)')
+  .option('--host <host>', `address to listen on (default ${DEFAULT_API_HOST})`)
+  .option('--port <port>', `port to listen on (default ${DEFAULT_API_PORT})`, integerOption('--port', 0))
+  .action(async (options: { host?: string; port?: number }) => runApiCommand(options));
 
 program
   .command('worker')

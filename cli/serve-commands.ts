@@ -1,6 +1,9 @@
 /** Long-running commands: `gleaner dev` (everything, embedded) and `gleaner worker` (some queues). */
+
+import { PgliteDatabase } from '../db/pglite-database';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { openRuntime } from '../infra/runtime';
+import { type ApiCommandOptions, startRuntimeApi } from './api-command';
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -8,21 +11,30 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-export async function runDevCommand(): Promise<void> {
+export async function runDevCommand(options: ApiCommandOptions = {}): Promise<void> {
   const runtime = await openRuntime({ workerQueues: QUEUE_KINDS, serve: true });
   try {
+    // The default port may be taken (another project's gleaner dev): then any free one will do.
+    const api = await startRuntimeApi(runtime, options).catch((error: unknown) => {
+      if (options.port === undefined && (error as Error).name === 'UsageError') {
+        return startRuntimeApi(runtime, { ...options, port: 0 });
+      }
+      throw error;
+    });
+    if (runtime.db instanceof PgliteDatabase) runtime.db.updateLock({ apiUrl: api.url });
     process.stderr.write(
       [
         'gleaner dev is running (Ctrl-C to stop)',
         `  Temporal        ${runtime.temporalAddress} (namespace ${runtime.namespace})`,
         ...(runtime.temporalUiUrl ? [`  Temporal Web    ${runtime.temporalUiUrl}`] : []),
+        `  HTTP API        ${api.url}  (OpenAPI ${api.url}/openapi.json, docs ${api.url}/docs)`,
         ...(runtime.databaseUrl ? [`  psql            psql "${runtime.databaseUrl}"`] : []),
         `  workers         ${QUEUE_KINDS.join(', ')}`,
         '  other gleaner commands in this folder attach to this process',
         '',
       ].join('\n'),
     );
-    await Promise.race([untilSignal(), runtime.workers?.done]);
+    await Promise.race([untilSignal(), runtime.workers?.done]).finally(() => api.close());
   } finally {
     await runtime.close();
   }

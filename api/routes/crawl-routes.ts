@@ -1,0 +1,342 @@
+/**
+ * Crawls: start (`POST /crawls`, the same spec and workflow as `gleaner crawl`), list (from the
+ * `crawls` table), progress (`GET /crawls/:id`, the workflow's `progress` query while it runs,
+ * the stored summary once it has finished) and operator control (pause, resume, cancel).
+ */
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { buildSpec, type CrawlCommandOptions } from '../../cli/crawl-command';
+import type { Database } from '../../db/database';
+import { InvalidCrawlSpecError } from '../../domain/crawl-spec';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { type ControlCommand, controlSignal, crawlProgressQuery } from '../../workflows/messages';
+import { ApiError, badRequest, errorResponses, notFound } from '../errors';
+import { parseOrigin } from './graph-routes';
+
+/** Bound on each Temporal call, so a Temporal outage answers 503 promptly instead of hanging. */
+const TEMPORAL_DEADLINE_MS = 5_000;
+
+const CRAWL_ID = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' } as const;
+const stringList = { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 1000 } as const;
+
+interface StartCrawlBody {
+  seeds: string[];
+  crawlId?: string;
+  maxPages?: number;
+  maxDepth?: number;
+  scope?: 'same-origin' | 'same-site' | 'domains';
+  domains?: string[];
+  includePrefixes?: string[];
+  exclude?: string[];
+  delayMs?: number;
+  maxRequestsPerSecond?: number;
+  userAgent?: string;
+  allowHosts?: string[];
+  maxBodyBytes?: number;
+}
+
+interface CrawlRow {
+  id: string;
+  status: string;
+  spec: { seeds?: string[] } | null;
+  started_at: Date;
+  finished_at: Date | null;
+  summary: Record<string, unknown> | null;
+}
+
+const crawlRecordSchema = {
+  type: 'object',
+  properties: {
+    crawlId: { type: 'string' },
+    status: { type: 'string' },
+    seeds: { type: 'array', items: { type: 'string' } },
+    startedAt: { type: 'string' },
+    finishedAt: { type: ['string', 'null'] },
+    summary: { type: ['object', 'null'], additionalProperties: true },
+  },
+} as const;
+
+function toRecord(row: CrawlRow) {
+  return {
+    crawlId: row.id,
+    status: row.status,
+    seeds: row.spec?.seeds ?? [],
+    startedAt: new Date(row.started_at).toISOString(),
+    finishedAt: row.finished_at ? new Date(row.finished_at).toISOString() : null,
+    summary: row.summary,
+  };
+}
+
+export interface CrawlRouteDeps {
+  db: Database;
+  temporal: () => Promise<Client>;
+}
+
+export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: CrawlRouteDeps): void {
+  const withTemporal = async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
+    const client = await temporal();
+    return client.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => fn(client));
+  };
+
+  app.post<{ Body: StartCrawlBody }>(
+    '/crawls',
+    {
+      config: { access: 'control' },
+      schema: {
+        summary: 'Start a crawl (crawlWorkflow) with the same spec as `gleaner crawl`',
+        tags: ['crawls'],
+        security: [{ bearer: [] }],
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['seeds'],
+          properties: {
+            seeds: { ...stringList, minItems: 1, description: 'absolute http(s) URLs to start from' },
+            crawlId: { ...CRAWL_ID, description: 'default: time-based' },
+            maxPages: { type: 'integer', minimum: 1, description: 'default 1000' },
+            maxDepth: { type: 'integer', minimum: 0, description: 'default 20' },
+            scope: { type: 'string', enum: ['same-origin', 'same-site', 'domains'] },
+            domains: { ...stringList, description: "hosts in scope with scope 'domains'" },
+            includePrefixes: stringList,
+            exclude: { ...stringList, description: 'globs or /regex/' },
+            delayMs: { type: 'integer', minimum: 0, description: 'minimum gap per origin (default 1000)' },
+            maxRequestsPerSecond: { type: 'number', minimum: 0 },
+            userAgent: { type: 'string', minLength: 1, maxLength: 500 },
+            allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
+            maxBodyBytes: { type: 'integer', minimum: 1 },
+          },
+        },
+        response: {
+          202: {
+            type: 'object',
+            properties: {
+              crawlId: { type: 'string' },
+              workflowId: { type: 'string' },
+              status: { type: 'string' },
+              progressUrl: { type: 'string' },
+            },
+          },
+          ...errorResponses(400, 401, 403, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      if (body.scope === 'domains' && (body.domains ?? []).length === 0) {
+        throw badRequest('body field "domains" needs at least one host when scope is "domains"');
+      }
+      for (const [index, seed] of body.seeds.entries()) {
+        // buildSpec says the same, in CLI words; here the field is named.
+        if (!/^https?:\/\//i.test(seed))
+          throw badRequest(`body field "seeds.${index}" is not an http(s) URL: ${seed}`);
+      }
+      const options: CrawlCommandOptions = {
+        ...(body.crawlId !== undefined ? { crawlId: body.crawlId } : {}),
+        ...(body.maxPages !== undefined ? { maxPages: body.maxPages } : {}),
+        ...(body.maxDepth !== undefined ? { maxDepth: body.maxDepth } : {}),
+        ...(body.scope !== undefined ? { scope: body.scope } : {}),
+        ...(body.domains ? { domain: body.domains } : {}),
+        ...(body.includePrefixes ? { includePrefix: body.includePrefixes } : {}),
+        ...(body.exclude ? { exclude: body.exclude } : {}),
+        ...(body.delayMs !== undefined ? { delayMs: body.delayMs } : {}),
+        ...(body.maxRequestsPerSecond !== undefined ? { maxRps: body.maxRequestsPerSecond } : {}),
+        ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
+        ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
+        ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
+      };
+      let spec: ReturnType<typeof buildSpec>;
+      try {
+        spec = buildSpec(body.seeds, options);
+      } catch (error) {
+        if (error instanceof InvalidCrawlSpecError)
+          throw badRequest(`invalid crawl spec: ${error.problems.join('; ')}`);
+        if ((error as Error).name === 'UsageError') throw badRequest((error as Error).message);
+        throw error;
+      }
+      const workflowId = crawlWorkflowId(spec.crawlId);
+      await withTemporal((client) =>
+        client.workflow.start(WORKFLOW_TYPES.crawl, {
+          taskQueue: TASK_QUEUES.crawl,
+          workflowId,
+          args: [spec],
+        }),
+      ).catch((error: unknown) => {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) {
+          throw new ApiError(409, `a crawl with id ${spec.crawlId} already exists`);
+        }
+        throw error;
+      });
+      request.log.info({ crawlId: spec.crawlId, seeds: spec.seeds.length }, 'crawl started');
+      const progressUrl = `/crawls/${encodeURIComponent(spec.crawlId)}`;
+      return reply
+        .status(202)
+        .header('location', progressUrl)
+        .send({ crawlId: spec.crawlId, workflowId, status: 'started', progressUrl });
+    },
+  );
+
+  app.get<{ Querystring: { limit: number; offset: number; status?: string } }>(
+    '/crawls',
+    {
+      config: { access: 'read' },
+      schema: {
+        summary: 'Crawls recorded in the database, newest first',
+        tags: ['crawls'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+            offset: { type: 'integer', minimum: 0, default: 0 },
+            status: { type: 'string', enum: ['running', 'completed', 'failed', 'cancelled'] },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: { total: { type: 'integer' }, crawls: { type: 'array', items: crawlRecordSchema } },
+          },
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      const { limit, offset, status } = request.query;
+      const { rows } = await db.query<CrawlRow>(
+        `SELECT id, status, spec, started_at, finished_at, summary FROM crawls
+         WHERE ($1::text IS NULL OR status = $1)
+         ORDER BY started_at DESC, id LIMIT $2 OFFSET $3`,
+        [status ?? null, limit, offset],
+      );
+      const total = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM crawls WHERE ($1::text IS NULL OR status = $1)',
+        [status ?? null],
+      );
+      return { total: total.rows[0]?.n ?? 0, crawls: rows.map(toRecord) };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/crawls/:id',
+    {
+      config: { access: 'read' },
+      schema: {
+        summary: "A crawl's live progress (workflow query) or, once finished, its stored summary",
+        tags: ['crawls'],
+        params: { type: 'object', required: ['id'], properties: { id: CRAWL_ID } },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              ...crawlRecordSchema.properties,
+              workflowId: { type: 'string' },
+              workflowStatus: { type: ['string', 'null'], description: 'Temporal execution status' },
+              progress: { type: ['object', 'null'], additionalProperties: true },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const workflowId = crawlWorkflowId(id);
+      const { rows } = await db.query<CrawlRow>(
+        'SELECT id, status, spec, started_at, finished_at, summary FROM crawls WHERE id = $1',
+        [id],
+      );
+      const stored = rows[0];
+      // A finished crawl's summary is in Postgres: no need for Temporal (or its retention).
+      if (stored?.finished_at) {
+        return { ...toRecord(stored), workflowId, workflowStatus: null, progress: null };
+      }
+      const live = await withTemporal(async (client) => {
+        const handle = client.workflow.getHandle(workflowId);
+        const description = await handle.describe();
+        const workflowStatus = description.status.name;
+        const progress = workflowStatus === 'RUNNING' ? await handle.query(crawlProgressQuery) : null;
+        return {
+          workflowStatus,
+          progress,
+          startTime: description.startTime,
+          closeTime: description.closeTime,
+        };
+      }).catch((error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      });
+      if (!live) {
+        if (stored) return { ...toRecord(stored), workflowId, workflowStatus: null, progress: null };
+        throw notFound(`no crawl with id ${id}`);
+      }
+      const base = stored
+        ? toRecord(stored)
+        : {
+            crawlId: id,
+            status: 'running',
+            seeds: live.progress?.spec.seeds ?? [],
+            startedAt: live.startTime.toISOString(),
+            finishedAt: null,
+            summary: null,
+          };
+      // Closed without writing a summary (terminated, timed out): say what Temporal says.
+      const status = live.workflowStatus === 'RUNNING' ? 'running' : live.workflowStatus.toLowerCase();
+      return { ...base, status, workflowId, workflowStatus: live.workflowStatus, progress: live.progress };
+    },
+  );
+
+  app.post<{
+    Params: { id: string; action: ControlCommand['action'] };
+    Querystring: { origin?: string; reason?: string };
+  }>(
+    '/crawls/:id/:action',
+    {
+      config: { access: 'control' },
+      schema: {
+        summary: 'Pause, resume or cancel a running crawl, or one of its origins',
+        tags: ['crawls'],
+        security: [{ bearer: [] }],
+        params: {
+          type: 'object',
+          required: ['id', 'action'],
+          properties: { id: CRAWL_ID, action: { type: 'string', enum: ['pause', 'resume', 'cancel'] } },
+        },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            origin: { type: 'string', minLength: 1, description: 'only this origin (scheme://host:port)' },
+            reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'recorded with a cancel' },
+          },
+        },
+        response: {
+          202: {
+            type: 'object',
+            properties: {
+              crawlId: { type: 'string' },
+              action: { type: 'string' },
+              origin: { type: 'string' },
+            },
+          },
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id, action } = request.params;
+      const origin = request.query.origin !== undefined ? parseOrigin(request.query.origin) : undefined;
+      const command: ControlCommand = {
+        action,
+        ...(origin ? { origin } : {}),
+        ...(request.query.reason ? { reason: request.query.reason } : {}),
+      };
+      await withTemporal((client) =>
+        client.workflow.getHandle(crawlWorkflowId(id)).signal(controlSignal, command),
+      ).catch((error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) throw notFound(`no running crawl with id ${id}`);
+        throw error;
+      });
+      return reply.status(202).send({ crawlId: id, action, ...(origin ? { origin } : {}) });
+    },
+  );
+}

@@ -1,0 +1,111 @@
+/** `GET /search`: hybrid (vector + full-text) search over the corpus's chunks. */
+import type { FastifyInstance } from 'fastify';
+import {
+  EmbeddingModelMismatchError,
+  MAX_K,
+  MAX_QUERY_CHARS,
+  SEARCH_MODES,
+  type SearchMode,
+  SearchParamsError,
+} from '../../search/hybrid-search';
+import { ApiError, badRequest, errorResponses } from '../errors';
+import type { SearchFunction } from '../search-service';
+
+interface SearchQuery {
+  q: string;
+  k: number;
+  domain?: string;
+  crawl?: string;
+  prefix?: string;
+  perPage?: number;
+  mode: SearchMode;
+}
+
+const hitSchema = {
+  type: 'object',
+  properties: {
+    chunkId: { type: 'integer' },
+    pageId: { type: 'integer' },
+    url: { type: 'string' },
+    title: { type: ['string', 'null'] },
+    headingPath: { type: 'array', items: { type: 'string' } },
+    text: { type: 'string' },
+    score: { type: 'number' },
+    retrievers: { type: 'array', items: { type: 'string', enum: ['vector', 'fulltext'] } },
+    vectorRank: { type: 'integer' },
+    textRank: { type: 'integer' },
+  },
+  required: ['chunkId', 'pageId', 'url', 'title', 'headingPath', 'text', 'score', 'retrievers'],
+} as const;
+
+export function registerSearchRoutes(app: FastifyInstance, search: SearchFunction | undefined): void {
+  app.get<{ Querystring: SearchQuery }>(
+    '/search',
+    {
+      config: { access: 'read' },
+      schema: {
+        summary: 'Search the corpus by meaning and by words (reciprocal rank fusion)',
+        tags: ['search'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['q'],
+          properties: {
+            q: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'the query' },
+            k: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10, description: 'hits to return' },
+            domain: { type: 'string', minLength: 1, description: 'a host (with subdomains) or an origin' },
+            crawl: { type: 'string', minLength: 1, description: 'only pages last fetched by this crawl id' },
+            prefix: {
+              type: 'string',
+              minLength: 1,
+              description: 'a URL path prefix (/docs/) or a whole URL prefix',
+            },
+            perPage: {
+              type: 'integer',
+              minimum: 1,
+              maximum: MAX_K,
+              description: 'at most this many hits per page (default 2)',
+            },
+            mode: { type: 'string', enum: [...SEARCH_MODES], default: 'hybrid' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              query: { type: 'string' },
+              k: { type: 'integer' },
+              mode: {
+                type: 'string',
+                description: 'the mode that ran (hybrid falls back to fulltext without embeddings)',
+              },
+              notes: { type: 'array', items: { type: 'string' } },
+              hits: { type: 'array', items: hitSchema },
+            },
+          },
+          ...errorResponses(400, 401, 403),
+        },
+      },
+    },
+    async (request) => {
+      if (!search) throw new ApiError(503, 'search is not configured on this server');
+      const { q, k, domain, crawl, prefix, perPage, mode } = request.query;
+      try {
+        const outcome = await search({
+          query: q,
+          k,
+          mode,
+          ...(domain !== undefined ? { domain } : {}),
+          ...(crawl !== undefined ? { crawlId: crawl } : {}),
+          ...(prefix !== undefined ? { pathPrefix: prefix } : {}),
+          ...(perPage !== undefined ? { perPage } : {}),
+        });
+        return { query: q, k, mode: outcome.mode, notes: outcome.notes, hits: outcome.hits };
+      } catch (error) {
+        if (error instanceof SearchParamsError) throw badRequest(error.message);
+        if (error instanceof EmbeddingModelMismatchError) throw new ApiError(503, error.message);
+        throw error;
+      }
+    },
+  );
+}

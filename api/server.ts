@@ -1,0 +1,124 @@
+/**
+ * The HTTP API: Fastify with a JSON schema on every route (validation, serialisation and the
+ * OpenAPI document come from the same schemas). `buildApiServer` wires routes to their
+ * dependencies without listening, for tests and embedding; `startApiServer` also listens.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Client } from '@temporalio/client';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Database } from '../db/database';
+import { type Logger, logger as rootLogger } from '../infra/logger';
+import { observeApiRequest, setMetricSources } from '../infra/metrics';
+import { installAuth } from './auth';
+import { installErrorHandlers } from './errors';
+import { registerCrawlRoutes } from './routes/crawl-routes';
+import { registerGraphRoutes } from './routes/graph-routes';
+import { registerOpsRoutes } from './routes/ops-routes';
+import { registerPageRoutes } from './routes/page-routes';
+import { registerSearchRoutes } from './routes/search-routes';
+import type { SearchFunction } from './search-service';
+
+export interface ApiDeps {
+  db: Database;
+  /** The Temporal client, resolved lazily so the API can start (and report 503) while Temporal is down. */
+  temporal: () => Promise<Client>;
+  namespace?: string;
+  /** `GET /search`; without it the route answers 503. */
+  search?: SearchFunction;
+  /** Bearer token guarding crawl control (GLEANER_API_TOKEN); unset: loopback clients only. */
+  token?: string;
+  /** Reads need no token (GLEANER_API_SEARCH_OPEN, default true). */
+  searchOpen?: boolean;
+  logger?: Logger;
+  /** Serve Swagger UI at /docs. @default true */
+  docsUi?: boolean;
+}
+
+/** Token and openness from the environment: GLEANER_API_TOKEN, GLEANER_API_SEARCH_OPEN. */
+export function apiAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<ApiDeps, 'token' | 'searchOpen'> {
+  const token = env.GLEANER_API_TOKEN?.trim();
+  const open = env.GLEANER_API_SEARCH_OPEN?.trim().toLowerCase();
+  return {
+    ...(token ? { token } : {}),
+    searchOpen: !(open === 'false' || open === '0' || open === 'no'),
+  };
+}
+
+export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    // Typed as Fastify's logger so routes get the plain FastifyInstance the route modules take.
+    loggerInstance: (deps.logger ?? rootLogger).child({ component: 'api' }) as FastifyBaseLogger,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+    ajv: {
+      // Unknown parameters are errors, not silently dropped: `?crawlId=` instead of `?crawl=` says so.
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    observeApiRequest(
+      request.routeOptions.url ?? 'unmatched',
+      request.method,
+      reply.statusCode,
+      reply.elapsedTime,
+    );
+  });
+  installErrorHandlers(app);
+  installAuth(app, { ...(deps.token ? { token: deps.token } : {}), searchOpen: deps.searchOpen ?? true });
+  setMetricSources({ db: deps.db, temporal: deps.temporal, namespace: deps.namespace ?? 'default' });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'gleaner API',
+        version: '0.1.0',
+        description:
+          'Search the corpus, read pages and the link graph, start and watch crawls. Crawl control needs ' +
+          '"Authorization: Bearer <GLEANER_API_TOKEN>" (or a loopback client when no token is set).',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      tags: [
+        { name: 'search', description: 'hybrid search over chunks' },
+        { name: 'corpus', description: 'pages and the link graph' },
+        { name: 'crawls', description: 'start, list, watch and steer crawls' },
+        { name: 'operations', description: 'health and metrics' },
+      ],
+    },
+  });
+  if (deps.docsUi !== false) await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerSearchRoutes(app, deps.search);
+  registerPageRoutes(app, deps.db);
+  registerGraphRoutes(app, deps.db);
+  registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
+  registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal });
+  app.get('/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}
+
+export interface RunningApi {
+  app: FastifyInstance;
+  /** http://host:port the server listens on. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startApiServer(
+  options: ApiDeps & { host?: string; port?: number },
+): Promise<RunningApi> {
+  const { host = '127.0.0.1', port = 8700, ...deps } = options;
+  const app = await buildApiServer(deps);
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  return { app, url: `http://${shownHost}:${boundPort}`, close: () => app.close() };
+}

@@ -1,0 +1,77 @@
+/**
+ * `gleaner api [--host H] [--port P]`: the HTTP API on its own, for real deployments (with
+ * TEMPORAL_ADDRESS and DATABASE_URL), or beside a running `gleaner dev` (it attaches). On the
+ * embedded default with nothing running it owns the stack, so it also runs the workers: crawls
+ * started through it must make progress.
+ */
+import { createSearchService } from '../api/search-service';
+import { apiAuthFromEnv, type RunningApi, startApiServer } from '../api/server';
+import { QUEUE_KINDS } from '../domain/temporal-names';
+import { openRuntime, type Runtime } from '../infra/runtime';
+import { UsageError } from './errors';
+
+export const DEFAULT_API_HOST = '127.0.0.1';
+export const DEFAULT_API_PORT = 8700;
+
+export interface ApiCommandOptions {
+  host?: string;
+  port?: number;
+}
+
+/** Starts the API on an open runtime; a taken port is a user-facing error naming the flag. */
+export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptions): Promise<RunningApi> {
+  const auth = apiAuthFromEnv();
+  const port = options.port ?? DEFAULT_API_PORT;
+  const api = await startApiServer({
+    host: options.host ?? DEFAULT_API_HOST,
+    port,
+    db: runtime.db,
+    temporal: async () => runtime.client,
+    namespace: runtime.namespace,
+    search: createSearchService(runtime.db),
+    ...auth,
+  }).catch((error: unknown) => {
+    if ((error as { code?: string }).code === 'EADDRINUSE') {
+      throw new UsageError(`port ${port} is in use; choose another with --port (0 picks a free one)`);
+    }
+    throw error;
+  });
+  if (!auth.token && !isLoopbackHost(options.host ?? DEFAULT_API_HOST)) {
+    process.stderr.write(
+      'note: GLEANER_API_TOKEN is unset, so starting and stopping crawls is refused to non-loopback clients\n',
+    );
+  }
+  return api;
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host.startsWith('127.') || host === '::1';
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
+  });
+}
+
+export async function runApiCommand(options: ApiCommandOptions): Promise<void> {
+  const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
+  const runtime = await openRuntime({ workerQueues: embeddedTemporal ? QUEUE_KINDS : [], serve: true });
+  let api: RunningApi | undefined;
+  try {
+    api = await startRuntimeApi(runtime, options);
+    process.stderr.write(
+      [
+        `gleaner api listening on ${api.url} (Ctrl-C to stop)`,
+        `  OpenAPI         ${api.url}/openapi.json (browse ${api.url}/docs)`,
+        `  Temporal        ${runtime.temporalAddress} (namespace ${runtime.namespace})`,
+        ...(runtime.workers ? [`  workers         ${QUEUE_KINDS.join(', ')}`] : []),
+        '',
+      ].join('\n'),
+    );
+    await Promise.race([untilSignal(), ...(runtime.workers ? [runtime.workers.done] : [])]);
+  } finally {
+    await api?.close();
+    await runtime.close();
+  }
+}
