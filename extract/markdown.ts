@@ -8,6 +8,7 @@
  */
 import TurndownService from 'turndown';
 import { strikethrough, taskListItems } from 'turndown-plugin-gfm';
+import { normalizeMarkdown } from './normalize-markdown';
 
 /** Prepares `root` in place: absolute URLs, one H1 (the title when the content has none). */
 export function normalizeContent(
@@ -49,8 +50,7 @@ let service: TurndownService | undefined;
 
 export function toMarkdown(root: Element): string {
   service ??= createService();
-  const markdown = service.turndown(root as unknown as TurndownService.Node);
-  return markdown.replace(/\n{3,}/g, '\n\n').trim();
+  return normalizeMarkdown(service.turndown(root as unknown as TurndownService.Node));
 }
 
 function createService(): TurndownService {
