@@ -1,0 +1,204 @@
+/** embedPage against a real PGlite with pgvector and the provisioned model. */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createEmbedActivities,
+  EMBEDDING_MODEL_MISMATCH,
+  embeddingText,
+  ensureEmbeddingModel,
+  planBatches,
+} from '../../activities/embed-chunks';
+import { migrate } from '../../db/migrate';
+import { PgliteDatabase } from '../../db/pglite-database';
+import { loadDefaultEmbedder, loadEmbedder, type TextEmbedder } from '../../embed/embedder';
+import { skoptParagraphs } from './skopt-text';
+
+let dir: string;
+let db: PgliteDatabase;
+let embedder: TextEmbedder;
+let pageCounter = 0;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-embed-pglite-'));
+  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata'), socket: false });
+  await migrate(db);
+  embedder = await loadDefaultEmbedder();
+});
+afterAll(async () => {
+  await db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface ChunkSeed {
+  headingText: string;
+  content: string;
+}
+
+async function insertPage(chunks: readonly ChunkSeed[]): Promise<number> {
+  pageCounter += 1;
+  const url = `http://127.0.0.1:9/page-${pageCounter}`;
+  const page = await db.query<{ id: number }>(
+    `INSERT INTO pages (url, final_url, origin, crawl_id, depth) VALUES ($1, $1, 'http://127.0.0.1:9', 'c1', 0)
+     RETURNING id::int AS id`,
+    [url],
+  );
+  const pageId = page.rows[0]?.id as number;
+  for (const [position, chunk] of chunks.entries()) {
+    await db.query(
+      `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        pageId,
+        position,
+        createHash('sha256').update(`${chunk.headingText}\n${chunk.content}`).digest('hex'),
+        chunk.headingText ? chunk.headingText.split(' > ') : [],
+        chunk.headingText,
+        chunk.content,
+        embedder.tokenizer.countTokens(
+          embeddingText({ heading_text: chunk.headingText, content: chunk.content }),
+        ),
+      ],
+    );
+  }
+  return pageId;
+}
+
+interface StoredChunk {
+  id: string;
+  heading_text: string;
+  content: string;
+  embedding: string | null;
+  embedding_model: string | null;
+  dims: number | null;
+}
+
+async function storedChunks(pageId: number): Promise<StoredChunk[]> {
+  const result = await db.query<StoredChunk>(
+    `SELECT id::text AS id, heading_text, content, embedding::text AS embedding, embedding_model,
+            vector_dims(embedding) AS dims
+       FROM chunks WHERE page_id = $1 ORDER BY position`,
+    [pageId],
+  );
+  return result.rows;
+}
+
+function parseVector(text: string): number[] {
+  return JSON.parse(text) as number[];
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
+  return dot;
+}
+
+function seeds(count: number, offset = 0): ChunkSeed[] {
+  return skoptParagraphs(150)
+    .slice(offset, offset + count)
+    .map((content, i) => ({ headingText: i % 3 === 0 ? '' : `Guide > Section ${i}`, content }));
+}
+
+describe('embedPage', () => {
+  it('writes a 384-d unit vector of heading + content for every chunk, then marks the page indexed', async () => {
+    const chunks = seeds(7);
+    const pageId = await insertPage(chunks);
+    // Small batches and a small token budget: several model calls, whose results must land on the right rows.
+    const { embedPage } = createEmbedActivities({ db, batchSize: 3, maxBatchTokens: 200 });
+    expect(await embedPage({ pageId })).toEqual({ embedded: 7, reused: 0 });
+
+    const rows = await storedChunks(pageId);
+    const expected = await embedder.embed(rows.map(embeddingText));
+    rows.forEach((row, i) => {
+      expect(row.dims).toBe(384);
+      expect(row.embedding_model).toBe(embedder.identity.name);
+      const stored = parseVector(row.embedding as string);
+      expect(Math.sqrt(cosine(stored, stored))).toBeCloseTo(1, 4);
+      expect(cosine(stored, expected[i] as Float32Array)).toBeGreaterThan(0.9999);
+    });
+    const page = await db.query<{ indexed: boolean }>(
+      'SELECT indexed_at IS NOT NULL AS indexed FROM pages WHERE id = $1',
+      [pageId],
+    );
+    expect(page.rows[0]?.indexed).toBe(true);
+    const recorded = await db.query<{ name: string; dimension: number; weights_sha256: string }>(
+      'SELECT name, dimension, weights_sha256 FROM embedding_model',
+    );
+    expect(recorded.rows).toEqual([
+      { name: embedder.identity.name, dimension: 384, weights_sha256: embedder.identity.weightsSha256 },
+    ]);
+  });
+
+  it('embeds nothing twice: a second call reuses every vector, a changed chunk alone is embedded again', async () => {
+    const pageId = await insertPage(seeds(5, 20));
+    const { embedPage } = createEmbedActivities({ db });
+    expect(await embedPage({ pageId })).toEqual({ embedded: 5, reused: 0 });
+    const before = await storedChunks(pageId);
+    expect(await embedPage({ pageId })).toEqual({ embedded: 0, reused: 5 });
+    expect(await storedChunks(pageId)).toEqual(before);
+
+    // What a re-chunk does to a chunk whose text changed: new text and hash, no vector.
+    const replacement = 'The acquisition function decides which point the optimizer evaluates next.';
+    await db.query(
+      `UPDATE chunks SET content = $2, chunk_hash = $3, embedding = NULL, embedding_model = NULL, embedded_at = NULL
+        WHERE page_id = $1 AND position = 2`,
+      [pageId, replacement, createHash('sha256').update(replacement).digest('hex')],
+    );
+    expect(await embedPage({ pageId })).toEqual({ embedded: 1, reused: 4 });
+    const after = await storedChunks(pageId);
+    expect(
+      after.filter((row, i) => row.embedding !== before[i]?.embedding).map((row) => row.content),
+    ).toEqual([replacement]);
+    const [fresh] = await embedder.embed([embeddingText(after[2] as StoredChunk)]);
+    expect(cosine(parseVector(after[2]?.embedding as string), fresh as Float32Array)).toBeGreaterThan(0.9999);
+  });
+
+  it('handles a page without chunks', async () => {
+    const pageId = await insertPage([]);
+    const { embedPage } = createEmbedActivities({ db });
+    expect(await embedPage({ pageId })).toEqual({ embedded: 0, reused: 0 });
+  });
+
+  it('refuses another model with a non-retryable EmbeddingModelMismatch saying what differs', async () => {
+    const other = await loadEmbedder({ name: 'some-other-model' });
+    const pageId = await insertPage(seeds(2, 40));
+    const { embedPage } = createEmbedActivities({ db, loadEmbedder: async () => other });
+    const failure = await embedPage({ pageId }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect((failure as ApplicationFailure).type).toBe(EMBEDDING_MODEL_MISMATCH);
+    expect((failure as ApplicationFailure).nonRetryable).toBe(true);
+    expect((failure as Error).message).toContain(`name ${embedder.identity.name} ≠ some-other-model`);
+    expect((failure as Error).message).toContain('GLEANER_MODEL_DIR');
+    // Nothing was written with the refused model.
+    expect((await storedChunks(pageId)).every((row) => row.embedding === null)).toBe(true);
+
+    const otherWeights = { ...embedder.identity, weightsSha256: '0'.repeat(64) };
+    await expect(ensureEmbeddingModel(db, otherWeights)).rejects.toThrow(
+      `weights sha256 ${embedder.identity.weightsSha256} ≠ ${'0'.repeat(64)}`,
+    );
+  });
+
+  it('refuses a model whose dimension the vector column cannot hold, before recording anything', async () => {
+    const wide = { name: 'wide-model', dimension: 768, weightsSha256: 'a'.repeat(64) };
+    const failure = await ensureEmbeddingModel(db, wide).catch((error: unknown) => error);
+    expect((failure as ApplicationFailure).type).toBe(EMBEDDING_MODEL_MISMATCH);
+    expect((failure as Error).message).toContain(
+      'makes 768-dimension vectors, but chunks.embedding is vector(384)',
+    );
+    const recorded = await db.query<{ name: string }>('SELECT name FROM embedding_model');
+    expect(recorded.rows).toEqual([{ name: embedder.identity.name }]);
+  });
+});
+
+describe('planBatches', () => {
+  it('bounds each batch by count and by tokens; an oversized chunk goes alone', () => {
+    const chunks = [10, 20, 30, 40, 300, 50].map((token_count, id) => ({ id, token_count }));
+    const batches = planBatches(chunks, 3, 100);
+    expect(batches.map((batch) => batch.map((chunk) => chunk.id))).toEqual([[0, 1, 2], [3], [4], [5]]);
+    expect(planBatches(chunks, 2, 10_000).map((batch) => batch.length)).toEqual([2, 2, 2]);
+    expect(planBatches([], 2, 10)).toEqual([]);
+  });
+});
