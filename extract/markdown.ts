@@ -71,13 +71,35 @@ function createService(): TurndownService {
     filter: (node) => node.nodeName === 'TABLE',
     replacement: (_content, node) => `\n\n${gfmTable(node as unknown as Element, td)}\n\n`,
   });
+  td.addRule('permalink', {
+    filter: (node) => node.nodeName === 'A' && isPermalink(node as unknown as Element),
+    replacement: () => '',
+  });
+  td.addRule('admonitionTitle', {
+    filter: (node) => isAdmonitionTitle(node as unknown as Element),
+    replacement: () => '',
+  });
+  td.addRule('admonition', {
+    filter: (node) => isAdmonition(node as unknown as Element),
+    replacement: (content, node) => {
+      const title = admonitionTitle(node as unknown as Element);
+      const body = content.replace(/^\n+|\n+$/g, '');
+      const quoted = [title ? `**${title}**` : '', body].filter((part) => part !== '').join('\n\n');
+      return `\n\n${quoted.replace(/^/gm, '> ')}\n\n`;
+    },
+  });
+  td.addRule('classifier', {
+    // Sphinx field lists put a parameter's type in a span that only CSS separates from its name.
+    filter: (node) => node.nodeName === 'SPAN' && hasClass(node as unknown as Element, 'classifier'),
+    replacement: (content) => ` : ${content}`,
+  });
   td.addRule('image', {
     filter: 'img',
     replacement: (_content, node) => {
       const el = node as unknown as Element;
       const src = el.getAttribute('src') ?? '';
       if (src === '' || src.startsWith('data:')) return '';
-      const alt = (el.getAttribute('alt') ?? '').replace(/[[\]\n]/g, ' ').trim();
+      const alt = (el.getAttribute('alt') || figureCaption(el)).replace(/[[\]\s]+/g, ' ').trim();
       return `![${alt}](${src.replace(/[()\s]/g, encodeURIComponent)})`;
     },
   });
@@ -92,6 +114,35 @@ function fence(pre: Element): string {
   const marker = '`'.repeat(longestRun + 1);
   return `\n\n${marker}${language}\n${code}\n${marker}\n\n`;
 }
+
+/** Bare class names that name a language on `pre`/`code` (rustdoc's `pre.rust`, some highlighters' `code.python`). */
+const BARE_LANGUAGES = new Set([
+  'bash',
+  'c',
+  'cpp',
+  'csharp',
+  'css',
+  'go',
+  'html',
+  'java',
+  'javascript',
+  'js',
+  'json',
+  'kotlin',
+  'php',
+  'python',
+  'ruby',
+  'rust',
+  'scala',
+  'shell',
+  'sql',
+  'swift',
+  'toml',
+  'ts',
+  'typescript',
+  'xml',
+  'yaml',
+]);
 
 export function codeLanguage(pre: Element): string {
   const classes: string[] = [];
@@ -108,7 +159,78 @@ export function codeLanguage(pre: Element): string {
     const lang = match?.[1]?.toLowerCase();
     if (lang && !['none', 'default', 'text', 'plain', 'notranslate'].includes(lang)) return lang;
   }
+  for (const el of [pre, pre.querySelector('code')]) {
+    const bare = (el?.getAttribute('class') ?? '')
+      .split(/\s+/)
+      .find((c) => BARE_LANGUAGES.has(c.toLowerCase()));
+    if (bare) return bare.toLowerCase();
+  }
   return '';
+}
+
+function hasClass(el: Element, name: string): boolean {
+  return (el.getAttribute?.('class') ?? '').split(/\s+/).includes(name);
+}
+
+/**
+ * Heading permalinks (`¶`, `§`, `#`, 🔗) and symbol-only links to `#`: page furniture, not content.
+ * Kept out so headings read as their words and anchors stay stable.
+ */
+function isPermalink(a: Element): boolean {
+  const text = (a.textContent ?? '').trim();
+  if (!/^[^\p{L}\p{N}]{0,2}$/u.test(text) || a.querySelector('img, picture')) return false;
+  const href = a.getAttribute('href') ?? '';
+  if (href === '' || href.endsWith('#')) return true;
+  if (/^[¶§#🔗]?$/u.test(text) && href.includes('#')) return true;
+  return ['headerlink', 'anchor', 'doc-anchor', 'anchorjs-link', 'hash-link', 'permalink'].some((c) =>
+    hasClass(a, c),
+  );
+}
+
+/** Callout containers: Sphinx/MkDocs `.admonition`, GitHub `.markdown-alert`, Docusaurus `.theme-admonition`. */
+function isAdmonition(el: Element): boolean {
+  if (!['DIV', 'ASIDE', 'SECTION'].includes(el.nodeName)) return false;
+  const classes = (el.getAttribute('class') ?? '').split(/\s+/);
+  return classes.some(
+    (c) => c === 'admonition' || c === 'markdown-alert' || c === 'theme-admonition' || c === 'callout',
+  );
+}
+
+const ADMONITION_TITLE_SELECTOR =
+  '.admonition-title, .markdown-alert-title, .admonition-heading, [class*="admonitionHeading"], .callout-title';
+
+function isAdmonitionTitle(el: Element): boolean {
+  if (typeof el.matches !== 'function' || !el.matches(ADMONITION_TITLE_SELECTOR)) return false;
+  const box = el.parentElement?.closest?.('div, aside, section');
+  return box !== null && box !== undefined && isAdmonition(box);
+}
+
+/** The callout's own title, else its kind from the class (`note`, `warning`), capitalised. */
+function admonitionTitle(box: Element): string {
+  const titleEl = Array.from(box.querySelectorAll(ADMONITION_TITLE_SELECTOR)).find(
+    (el) => el.parentElement?.closest?.('div, aside, section') === box,
+  );
+  let title = (titleEl?.textContent ?? '').replace(/\s+/g, ' ').trim();
+  if (title === '') {
+    const kind = (box.getAttribute('class') ?? '')
+      .split(/\s+/)
+      .map(
+        (c) =>
+          /^(?:markdown-alert-|theme-admonition-|admonition-)?(note|tip|hint|important|warning|caution|danger|attention|error|info|seealso|todo)$/.exec(
+            c,
+          )?.[1],
+      )
+      .find((k) => k !== undefined);
+    title = kind ?? '';
+  }
+  return title === '' ? '' : title[0]?.toUpperCase() + title.slice(1);
+}
+
+/** A figure's caption, used as the image's alt text when it has none (`figure > figcaption`, Sphinx `.caption`). */
+function figureCaption(img: Element): string {
+  const figure = img.closest?.('figure, .figure');
+  const caption = figure?.querySelector('figcaption, .caption');
+  return caption?.textContent ?? '';
 }
 
 /** Every table as a GFM table; nested tables are flattened to their text. */
