@@ -7,6 +7,7 @@
 import { createSearchService } from '../api/search-service';
 import { apiAuthFromEnv, type RunningApi, startApiServer } from '../api/server';
 import { QUEUE_KINDS } from '../domain/temporal-names';
+import { loadDefaultEmbedder } from '../embed/embedder';
 import { openRuntime, type Runtime } from '../infra/runtime';
 import { UsageError } from './errors';
 
@@ -28,7 +29,7 @@ export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptio
     db: runtime.db,
     temporal: async () => runtime.client,
     namespace: runtime.namespace,
-    search: createSearchService(runtime.db),
+    search: createSearchService(runtime.db, loadDefaultEmbedder),
     ...auth,
   }).catch((error: unknown) => {
     if ((error as { code?: string }).code === 'EADDRINUSE') {
