@@ -116,7 +116,10 @@ export async function startApiServer(
 ): Promise<RunningApi> {
   const { host = '127.0.0.1', port = 8700, ...deps } = options;
   const app = await buildApiServer(deps);
-  await app.listen({ host, port });
+  await app.listen({ host, port }).catch(async (error: unknown) => {
+    await app.close();
+    throw error;
+  });
   const address = app.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;

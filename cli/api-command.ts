@@ -4,15 +4,12 @@
  * embedded default with nothing running it owns the stack, so it also runs the workers: crawls
  * started through it must make progress.
  */
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../api/defaults';
 import { createSearchService } from '../api/search-service';
 import { apiAuthFromEnv, type RunningApi, startApiServer } from '../api/server';
 import { QUEUE_KINDS } from '../domain/temporal-names';
-import { loadDefaultEmbedder } from '../embed/embedder';
 import { openRuntime, type Runtime } from '../infra/runtime';
 import { UsageError } from './errors';
-
-export const DEFAULT_API_HOST = '127.0.0.1';
-export const DEFAULT_API_PORT = 8700;
 
 export interface ApiCommandOptions {
   host?: string;
@@ -29,7 +26,10 @@ export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptio
     db: runtime.db,
     temporal: async () => runtime.client,
     namespace: runtime.namespace,
-    search: createSearchService(runtime.db, loadDefaultEmbedder),
+    // onnxruntime loads only when the first search by meaning needs it.
+    search: createSearchService(runtime.db, async () =>
+      (await import('../embed/embedder')).loadDefaultEmbedder(),
+    ),
     ...auth,
   }).catch((error: unknown) => {
     if ((error as { code?: string }).code === 'EADDRINUSE') {

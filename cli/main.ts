@@ -3,15 +3,16 @@
  * User mistakes print one line and exit 2; a failed crawl exits 1.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../api/defaults';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
-import { DEFAULT_API_HOST, DEFAULT_API_PORT, runApiCommand } from './api-command';
 import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
 import { runRobotsCommand } from './robots-command';
+import { runSearchCommand } from './search-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
 import { runStatusCommand } from './status-command';
 
@@ -113,6 +114,21 @@ program
   )
   .action(async (input: string | undefined, options) => runExtractCommand(input, options));
 
+program
+  .command('search')
+  .description('search the corpus by meaning and words: ranked chunks with page URL, title, heading path and score')
+  .argument('<query...>', 'what to look for (several words are joined)')
+  .option('--k <n>', 'hits to show, 1 to 100 (default 10)', integerOption('--k', 1))
+  .option('--domain <host>', 'only this host and its subdomains, or one origin (scheme://host:port)')
+  .option('--crawl <id>', 'only pages fetched by this crawl')
+  .option('--prefix <path>', 'only URLs under this path (/docs/) or URL prefix')
+  .option('--per-page <n>', 'at most this many hits from one page (default 2)', integerOption('--per-page', 1))
+  .addOption(
+    new Option('--mode <mode>', 'retrievers to use (default hybrid)').choices(['hybrid', 'vector', 'fulltext']),
+  )
+  .option('--json', 'print one JSON document with the hits')
+  .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
+
 for (const action of ['pause', 'resume', 'cancel'] as const) {
   program
     .command(action)
@@ -144,7 +160,10 @@ program
   .description('serve the HTTP API (search, pages, graph, crawls, /healthz, /metrics)')
   .option('--host <host>', `address to listen on (default ${DEFAULT_API_HOST})`)
   .option('--port <port>', `port to listen on (default ${DEFAULT_API_PORT})`, integerOption('--port', 0))
-  .action(async (options: { host?: string; port?: number }) => runApiCommand(options));
+  .action(async (options: { host?: string; port?: number }) =>
+    // Loaded on use: Fastify would slow every other command's start.
+    (await import('./api-command')).runApiCommand(options),
+  );
 
 program
   .command('worker')

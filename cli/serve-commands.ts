@@ -3,7 +3,7 @@
 import { PgliteDatabase } from '../db/pglite-database';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { openRuntime } from '../infra/runtime';
-import { type ApiCommandOptions, startRuntimeApi } from './api-command';
+import type { ApiCommandOptions } from './api-command';
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -14,6 +14,8 @@ function untilSignal(): Promise<NodeJS.Signals> {
 export async function runDevCommand(options: ApiCommandOptions = {}): Promise<void> {
   const runtime = await openRuntime({ workerQueues: QUEUE_KINDS, serve: true });
   try {
+    // Loaded here, not at the top: Fastify and its plugins would slow every other command's start.
+    const { startRuntimeApi } = await import('./api-command');
     // The default port may be taken (another project's gleaner dev): then any free one will do.
     const api = await startRuntimeApi(runtime, options).catch((error: unknown) => {
       if (options.port === undefined && (error as Error).name === 'UsageError') {
