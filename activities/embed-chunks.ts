@@ -200,7 +200,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     const pending = await db.query<PendingChunk>(
       `SELECT id::text AS id, token_count FROM chunks
         WHERE page_id = $1 AND (embedding IS NULL OR embedding_model IS DISTINCT FROM $2)
-        ORDER BY token_count, id`,
+        ORDER BY token_count, chunks.id`,
       [input.pageId, model],
     );
 
