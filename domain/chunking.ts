@@ -329,13 +329,24 @@ function atomicUnits(
   const body = lines.slice(head.length, kind === 'fence' && closed ? -1 : undefined);
   const frameTokens = limits.countTokens([...head, ...tail].join('\n'));
   const budget = Math.max(1, limits.target - frameTokens);
+  const lineLimit = Math.max(1, limits.max - frameTokens - (kind === 'table' ? 2 : 0));
 
-  // Each body line counted once; a line longer than the budget is cut between words or characters.
+  // Each body line counted once. Only a line that cannot fit a chunk even alone is cut, between words
+  // or characters; a table row so cut becomes one-cell rows, so every piece stays a table.
   const rows: { text: string; tokens: number; line: number }[] = [];
   body.forEach((line, index) => {
     const lineNumber = firstLine + head.length + index;
-    for (const piece of splitLongText(line, limits.countTokens(line), budget, limits.countTokens)) {
-      rows.push({ text: piece.text, tokens: piece.tokens, line: lineNumber });
+    const pieces = splitLongText(line, limits.countTokens(line), lineLimit, limits.countTokens);
+    for (const piece of pieces) {
+      const text =
+        kind === 'table' && pieces.length > 1
+          ? `| ${piece.text.replace(/^\s*\|?\s*|\s*\|?\s*$/g, '')} |`
+          : piece.text;
+      rows.push({
+        text,
+        tokens: text === piece.text ? piece.tokens : limits.countTokens(text),
+        line: lineNumber,
+      });
     }
   });
 
@@ -348,7 +359,7 @@ function atomicUnits(
       kind: 'atomic',
       text: [...head, ...batch.map((row) => row.text), ...tail].join('\n'),
       tokens: frameTokens + batchTokens,
-      separator: '',
+      separator: '\n\n',
       startLine: (batch[0] as { line: number }).line,
       endLine: (batch[batch.length - 1] as { line: number }).line,
     });
@@ -386,11 +397,10 @@ function packSection(section: Section, index: number, limits: Limits): Piece[] {
     const fits = tokens + unit.tokens <= (onlyHeadings ? limits.max : limits.target);
     if (piece.units.length > piece.overlapCount && !fits) {
       pieces.push(piece);
-      const carried = overlapUnits(piece.units, limits.overlap);
-      const carriedTokens = sumTokens(carried);
-      const keep = carriedTokens + unit.tokens <= limits.max ? carried : [];
-      piece = { units: [...keep], overlapCount: keep.length, section: index };
-      tokens = keep === carried ? carriedTokens : 0;
+      // The overlap shrinks (whole units from its front) when it and the next unit would not fit.
+      const carried = overlapUnits(piece.units, Math.min(limits.overlap, limits.max - unit.tokens));
+      piece = { units: carried, overlapCount: carried.length, section: index };
+      tokens = sumTokens(carried);
       onlyHeadings = true;
     }
     if (unit.kind !== 'heading') onlyHeadings = false;
