@@ -12,6 +12,7 @@ import { isUserFacing } from './errors';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
 import { runRobotsCommand } from './robots-command';
+import { runSearchCommand } from './search-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
 import { runStatusCommand } from './status-command';
 
@@ -112,6 +113,31 @@ program
     collect,
   )
   .action(async (input: string | undefined, options) => runExtractCommand(input, options));
+
+program
+  .command('search')
+  .description(
+    'search the corpus by meaning and words: ranked chunks with page URL, title, heading path and score',
+  )
+  .argument('<query...>', 'what to look for (several words are joined)')
+  .option('--k <n>', 'hits to show, 1 to 100 (default 10)', integerOption('--k', 1))
+  .option('--domain <host>', 'only this host and its subdomains, or one origin (scheme://host:port)')
+  .option('--crawl <id>', 'only pages fetched by this crawl')
+  .option('--prefix <path>', 'only URLs under this path (/docs/) or URL prefix')
+  .option(
+    '--per-page <n>',
+    'at most this many hits from one page (default 2)',
+    integerOption('--per-page', 1),
+  )
+  .addOption(
+    new Option('--mode <mode>', 'retrievers to use (default hybrid)').choices([
+      'hybrid',
+      'vector',
+      'fulltext',
+    ]),
+  )
+  .option('--json', 'print one JSON document with the hits')
+  .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
 
 for (const action of ['pause', 'resume', 'cancel'] as const) {
   program

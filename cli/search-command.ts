@@ -1,0 +1,153 @@
+/**
+ * `gleaner search <query>`: ranked chunks from the corpus. Needs only the database, never
+ * Temporal: DATABASE_URL, else a running `gleaner dev` (attached through its socket), else the
+ * embedded store opened directly.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Database } from '../db/database';
+import { migrate } from '../db/migrate';
+import { PgDatabase } from '../db/pg-database';
+import { PgliteDatabase, readLock } from '../db/pglite-database';
+import { loadDefaultEmbedder } from '../embed/embedder';
+import { logger } from '../infra/logger';
+import { gleanerHome, RuntimeError } from '../infra/runtime';
+import {
+  EmbeddingModelMismatchError,
+  type SearchHit,
+  type SearchMode,
+  SearchParamsError,
+  searchCorpus,
+} from '../search/hybrid-search';
+import type { TextEmbedder } from '../search/text-embedder';
+import { UsageError } from './errors';
+
+export interface SearchCommandOptions {
+  k?: number;
+  domain?: string;
+  crawl?: string;
+  prefix?: string;
+  perPage?: number;
+  mode?: SearchMode;
+  json?: boolean;
+}
+
+const SNIPPET_CHARS = 160;
+
+export async function runSearchCommand(query: string, options: SearchCommandOptions): Promise<void> {
+  const db = await openStore();
+  try {
+    const { rows } = await db.query<{ n: number | string }>('SELECT count(*) AS n FROM chunks');
+    const chunkCount = Number(rows[0]?.n ?? 0);
+    if (chunkCount === 0) {
+      if (options.json) {
+        process.stdout.write(
+          `${JSON.stringify({ query, mode: options.mode ?? 'hybrid', hits: [], notes: ['the corpus is empty'] })}\n`,
+        );
+      } else {
+        process.stderr.write(
+          'The corpus is empty: no chunks yet. Crawl something first: gleaner crawl <url> --wait\n',
+        );
+      }
+      return;
+    }
+    const embedder = options.mode === 'fulltext' ? undefined : await queryEmbedder(db);
+    const outcome = await searchCorpus(db, embedder, {
+      query,
+      ...(options.k !== undefined ? { k: options.k } : {}),
+      ...(options.domain !== undefined ? { domain: options.domain } : {}),
+      ...(options.crawl !== undefined ? { crawlId: options.crawl } : {}),
+      ...(options.prefix !== undefined ? { pathPrefix: options.prefix } : {}),
+      ...(options.perPage !== undefined ? { perPage: options.perPage } : {}),
+      ...(options.mode !== undefined ? { mode: options.mode } : {}),
+    }).catch((error: unknown) => {
+      if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
+        throw new UsageError(error.message);
+      throw error;
+    });
+    if (options.json) {
+      process.stdout.write(
+        `${JSON.stringify({ query, mode: outcome.mode, notes: outcome.notes, hits: outcome.hits })}\n`,
+      );
+      return;
+    }
+    for (const note of outcome.notes) process.stderr.write(`note: ${note}\n`);
+    if (outcome.hits.length === 0) {
+      process.stdout.write(`No results for "${query}" (${outcome.mode} search over ${chunkCount} chunks).\n`);
+      return;
+    }
+    process.stdout.write(formatHits(outcome.hits));
+  } finally {
+    await db.close();
+  }
+}
+
+/** The hits as numbered blocks: rank, score, retrievers, title, heading path, URL, snippet. */
+export function formatHits(hits: readonly SearchHit[]): string {
+  const lines: string[] = [];
+  for (const [i, hit] of hits.entries()) {
+    const found = hit.retrievers
+      .map((r) => (r === 'vector' ? `vector #${hit.vectorRank}` : `text #${hit.textRank}`))
+      .join(', ');
+    lines.push(
+      `${String(i + 1).padStart(2)}. ${hit.score.toFixed(4)}  ${hit.title ?? '(untitled)'}  [${found}]`,
+    );
+    if (hit.headingPath.length > 0) lines.push(`    ${hit.headingPath.join(' > ')}`);
+    lines.push(`    ${hit.url}`);
+    lines.push(`    ${snippet(hit.text)}`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}`;
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`;
+}
+
+/**
+ * The database alone: opening the full runtime would start a Temporal dev server a search has no
+ * use for. Mirrors infra/runtime.ts's choice of store.
+ */
+async function openStore(): Promise<Database> {
+  if (process.env.DATABASE_URL) return new PgDatabase(process.env.DATABASE_URL, { maxConnections: 2 });
+  const home = gleanerHome();
+  const dataDir = path.join(home, 'pgdata');
+  const holder = readLock(`${dataDir}.lock`);
+  if (holder) {
+    if (holder.serving && holder.databaseUrl)
+      return new PgDatabase(holder.databaseUrl, { maxConnections: 2 });
+    throw new RuntimeError(
+      `another gleaner process (pid ${holder.pid}) is using the embedded store in ${home}; ` +
+        'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
+    );
+  }
+  if (!existsSync(dataDir)) {
+    throw new UsageError(
+      `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
+    );
+  }
+  const db = await PgliteDatabase.open({ dataDir, socket: false });
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return db;
+}
+
+/**
+ * The query embedder, when the corpus has vectors to compare with; undefined when it has none or
+ * the model cannot be loaded (search then falls back to words and says so).
+ */
+async function queryEmbedder(db: Database): Promise<TextEmbedder | undefined> {
+  const { rows } = await db.query('SELECT 1 FROM embedding_model');
+  if (rows.length === 0) return undefined;
+  try {
+    return await loadDefaultEmbedder();
+  } catch (error) {
+    logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
+    return undefined;
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * Hybrid search over the corpus: one call into the `gleaner_search` SQL function (migration 006),
+ * so the CLI, the HTTP API and psql users all get the same ranking. This module adds what SQL
+ * should not own: parameter validation, embedding the query, and refusing vectors from a
+ * different model than the one the corpus was embedded with.
+ */
+import type { Database } from '../db/database';
+import { type TextEmbedder, toVectorLiteral } from './text-embedder';
+
+export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+export type Retriever = 'vector' | 'fulltext';
+
+/** The dimension of `chunks.embedding` (migration 005). */
+export const EMBEDDING_DIMENSION = 384;
+export const MAX_K = 100;
+export const MAX_QUERY_CHARS = 2_000;
+/** Candidates each retriever hands to the fusion; larger than k so the per-page cap can still fill k. */
+const MIN_POOL_SIZE = 100;
+
+export interface SearchParams {
+  query: string;
+  /** Hits to return, 1..100. @default 10 */
+  k?: number;
+  /** A host (also matches its subdomains) or an origin `scheme://host:port` (exact). */
+  domain?: string;
+  /** Only pages last fetched by this crawl. */
+  crawlId?: string;
+  /** A URL path prefix (`/docs/`) or a whole URL prefix (`https://host/docs/`). */
+  pathPrefix?: string;
+  /** At most this many hits from one page, 1..100. @default 2 */
+  perPage?: number;
+  /** Which retrievers run. @default 'hybrid' */
+  mode?: SearchMode;
+}
+
+export interface SearchHit {
+  chunkId: number;
+  pageId: number;
+  url: string;
+  title: string | null;
+  headingPath: string[];
+  text: string;
+  /** Reciprocal rank fusion score: the sum of 1 / (60 + rank) over the retrievers that found it. */
+  score: number;
+  retrievers: Retriever[];
+  vectorRank?: number;
+  textRank?: number;
+}
+
+export interface SearchOutcome {
+  hits: SearchHit[];
+  /** The mode that ran: 'fulltext' when hybrid had to fall back. */
+  mode: SearchMode;
+  /** Why the mode differs from the one asked for, for people reading the output. */
+  notes: string[];
+}
+
+/** A search parameter is out of range or malformed: the caller's mistake (CLI exit 2, HTTP 400). */
+export class SearchParamsError extends Error {
+  override readonly name = 'SearchParamsError';
+}
+
+/** The query embedder is not the model the corpus was embedded with: its vectors would be garbage. */
+export class EmbeddingModelMismatchError extends Error {
+  override readonly name = 'EmbeddingModelMismatchError';
+}
+
+interface SearchRow {
+  chunk_id: number | string;
+  page_id: number | string;
+  url: string;
+  title: string | null;
+  heading_path: string[] | null;
+  content: string;
+  score: number | string;
+  vector_rank: number | null;
+  text_rank: number | null;
+}
+
+interface ModelRow {
+  name: string;
+  dimension: number;
+  weights_sha256: string;
+}
+
+export async function hybridSearch(
+  db: Database,
+  embedder: TextEmbedder | undefined,
+  params: SearchParams,
+): Promise<SearchHit[]> {
+  return (await searchCorpus(db, embedder, params)).hits;
+}
+
+/** Like `hybridSearch`, and also says which mode ran and why, for the CLI's messages. */
+export async function searchCorpus(
+  db: Database,
+  embedder: TextEmbedder | undefined,
+  params: SearchParams,
+): Promise<SearchOutcome> {
+  const valid = validateSearchParams(params);
+  const notes: string[] = [];
+  let mode = valid.mode;
+  let queryVector: string | null = null;
+
+  if (mode !== 'fulltext') {
+    const unavailable = await vectorSearchUnavailable(db, embedder);
+    if (unavailable) {
+      if (mode === 'vector') throw new SearchParamsError(`vector search is not possible: ${unavailable}`);
+      mode = 'fulltext';
+      notes.push(`searched by words only: ${unavailable}`);
+    } else if (embedder) {
+      const [vector] = await embedder.embed([valid.query]);
+      if (!vector || vector.length !== EMBEDDING_DIMENSION) {
+        throw new EmbeddingModelMismatchError(
+          `the embedder returned a vector of ${vector?.length ?? 0} dimensions; the corpus holds ${EMBEDDING_DIMENSION}`,
+        );
+      }
+      queryVector = toVectorLiteral(vector);
+    }
+  }
+
+  const { rows } = await db.query<SearchRow>(
+    `SELECT chunk_id, page_id, url, title, heading_path, content, score, vector_rank, text_rank
+       FROM gleaner_search($1, $2::vector, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      valid.query,
+      queryVector,
+      valid.k,
+      valid.domain ?? null,
+      valid.crawlId ?? null,
+      valid.pathPrefix ?? null,
+      valid.perPage,
+      Math.max(MIN_POOL_SIZE, valid.k * 3),
+      mode,
+    ],
+  );
+  return { hits: rows.map(toHit), mode, notes };
+}
+
+/** Why the query cannot be searched by meaning, or undefined when it can. */
+async function vectorSearchUnavailable(
+  db: Database,
+  embedder: TextEmbedder | undefined,
+): Promise<string | undefined> {
+  const { rows } = await db.query<ModelRow>(
+    'SELECT name, dimension, weights_sha256 FROM embedding_model WHERE singleton',
+  );
+  const stored = rows[0];
+  if (!stored) return 'the corpus has no embeddings yet';
+  if (!embedder) return 'no embedding model is available to embed the query';
+  const { identity } = embedder;
+  if (
+    identity.name !== stored.name ||
+    identity.dimension !== stored.dimension ||
+    identity.weightsSha256 !== stored.weights_sha256
+  ) {
+    throw new EmbeddingModelMismatchError(
+      `the corpus was embedded with ${stored.name} (${stored.dimension} dimensions, weights ${stored.weights_sha256.slice(0, 12)}…) ` +
+        `but the query embedder is ${identity.name} (${identity.dimension} dimensions, weights ${identity.weightsSha256.slice(0, 12)}…)`,
+    );
+  }
+  return undefined;
+}
+
+function toHit(row: SearchRow): SearchHit {
+  const retrievers: Retriever[] = [];
+  if (row.vector_rank !== null) retrievers.push('vector');
+  if (row.text_rank !== null) retrievers.push('fulltext');
+  return {
+    chunkId: Number(row.chunk_id),
+    pageId: Number(row.page_id),
+    url: row.url,
+    title: row.title,
+    headingPath: row.heading_path ?? [],
+    text: row.content,
+    score: Number(row.score),
+    retrievers,
+    ...(row.vector_rank !== null ? { vectorRank: row.vector_rank } : {}),
+    ...(row.text_rank !== null ? { textRank: row.text_rank } : {}),
+  };
+}
+
+interface ValidSearchParams {
+  query: string;
+  k: number;
+  perPage: number;
+  mode: SearchMode;
+  domain?: string;
+  crawlId?: string;
+  pathPrefix?: string;
+}
+
+/** Checks every parameter and fills defaults; throws SearchParamsError naming the bad one. */
+export function validateSearchParams(params: SearchParams): ValidSearchParams {
+  if (typeof params.query !== 'string' || params.query.trim() === '') {
+    throw new SearchParamsError('the query must be a non-empty string');
+  }
+  const query = params.query.trim();
+  if (query.length > MAX_QUERY_CHARS) {
+    throw new SearchParamsError(
+      `the query is ${query.length} characters; at most ${MAX_QUERY_CHARS} are allowed`,
+    );
+  }
+  const k = integerIn('k', params.k ?? 10, 1, MAX_K);
+  const perPage = integerIn('perPage', params.perPage ?? 2, 1, MAX_K);
+  const mode = params.mode ?? 'hybrid';
+  if (!(SEARCH_MODES as readonly string[]).includes(mode)) {
+    throw new SearchParamsError(`mode must be one of ${SEARCH_MODES.join(', ')}, got "${String(mode)}"`);
+  }
+  const valid: ValidSearchParams = { query, k, perPage, mode };
+  if (params.domain !== undefined) valid.domain = checkDomain(params.domain);
+  if (params.crawlId !== undefined) valid.crawlId = nonEmpty('crawlId', params.crawlId);
+  if (params.pathPrefix !== undefined) valid.pathPrefix = checkPathPrefix(params.pathPrefix);
+  return valid;
+}
+
+function integerIn(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new SearchParamsError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonEmpty(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new SearchParamsError(`${name} must be a non-empty string`);
+  }
+  return value.trim();
+}
+
+/** A host name (`docs.example.com`, `127.0.0.1`, `[::1]`) or an origin (`https://host:port`). */
+function checkDomain(value: unknown): string {
+  const domain = nonEmpty('domain', value);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(domain)) {
+    let url: URL;
+    try {
+      url = new URL(domain);
+    } catch {
+      throw new SearchParamsError(`domain "${domain}" is not a valid origin`);
+    }
+    if (url.pathname !== '/' || url.search || url.hash) {
+      throw new SearchParamsError(
+        `domain "${domain}" must be a host or an origin (scheme://host:port), not a URL with a path`,
+      );
+    }
+    // The same form as pages.origin (URL.origin: lower case, default port left out).
+    return url.origin;
+  }
+  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)$/i.test(domain)) {
+    throw new SearchParamsError(`domain "${domain}" is not a host name`);
+  }
+  return domain.replace(/\.$/, '').toLowerCase();
+}
+
+function checkPathPrefix(value: unknown): string {
+  const prefix = nonEmpty('pathPrefix', value);
+  if (prefix.startsWith('/') || /^https?:\/\//i.test(prefix)) return prefix;
+  throw new SearchParamsError(
+    `pathPrefix must start with "/" (a path) or http(s):// (a URL), got "${prefix}"`,
+  );
+}
