@@ -1,5 +1,5 @@
 /**
- * `npm run bench:extract [-- --limit N --dom linkedom|jsdom --strategy auto|chain|readability]`
+ * `npm run bench:extract [-- --limit N --type T --dom linkedom|jsdom --strategy auto|chain|readability --scores out.jsonl]`
  *
  * Scores gleaner's extractor and bare Readability (same DOM, same run) on the WCXB development split
  * in ../shared/data/wcxb-dev: per page, the F1 of the lower-cased word multisets (`\w+` in the Unicode
@@ -7,7 +7,7 @@
  * mean over pages, overall and per page type; and median and p95 milliseconds per page. Prints a table,
  * then one JSON line. Pages are read in id order; nothing here is keyed to ids or URLs.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Readability } from '@mozilla/readability';
@@ -25,12 +25,14 @@ interface GroundTruth {
 }
 
 interface PageScore {
+  id: string;
   type: string;
   ours: number;
   baseline: number;
   oursMs: number;
   baselineMs: number;
   strategy: string;
+  fullStrategy: string;
 }
 
 const program = new Command('extract-bench')
@@ -45,10 +47,14 @@ const program = new Command('extract-bench')
       .choices(['auto', 'chain', 'readability'])
       .default('auto'),
   )
+  .option('--type <type>', 'only pages of this page type')
+  .option('--scores <file>', 'write one JSON line per page (id, type, F1s, ms, strategy) for error analysis')
   .option('--data <dir>', 'data set folder', path.resolve(repoRoot(), '..', 'shared', 'data', 'wcxb-dev'))
   .parse();
 const opts = program.opts<{
   limit?: number;
+  type?: string;
+  scores?: string;
   dom: DomKind;
   strategy: 'auto' | 'chain' | 'readability';
   data: string;
@@ -58,6 +64,7 @@ const truth = readFileSync(path.join(opts.data, 'ground-truth.jsonl'), 'utf8')
   .split('\n')
   .filter((line) => line.trim() !== '')
   .map((line) => JSON.parse(line) as GroundTruth)
+  .filter((page) => opts.type === undefined || page.page_type === opts.type)
   .slice(0, opts.limit);
 
 const scores: PageScore[] = [];
@@ -75,12 +82,14 @@ for (const [index, page] of truth.entries()) {
   const baselineMs = performance.now() - started;
 
   scores.push({
+    id: page.id,
     type: page.page_type,
     ours: f1(words(ours.text), expected),
     baseline: f1(words(baselineText), expected),
     oursMs,
     baselineMs,
     strategy: ours.strategy.startsWith('selector:') ? 'selector' : ours.strategy,
+    fullStrategy: ours.strategy,
   });
   if ((index + 1) % 100 === 0) process.stderr.write(`${index + 1}/${truth.length}\n`);
 }
@@ -199,3 +208,4 @@ const lines = [
   `strategies: ${JSON.stringify(strategies)}  (dom ${opts.dom})`,
 ];
 process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(summary)}\n`);
+if (opts.scores) writeFileSync(opts.scores, `${scores.map((s) => JSON.stringify(s)).join('\n')}\n`);

@@ -39,15 +39,31 @@ const CHROME_NAME =
 const CHROME_TEXT =
   /^(?:edit (?:on github|this page|page)|improve this (?:page|doc)|view (?:page )?source|show source|skip to (?:main )?content|table of contents|on this page|contents|back to top|copy(?: code)?|print|share)$/i;
 
+/**
+ * Containers of reader comments under an article. Removed whatever their share of the text (a post with
+ * 100 comments is still the post), unless removing them would leave almost nothing: then the comments
+ * are the page. Only container names: a single `.comment` can be a forum's post.
+ */
+const COMMENTS_NAME =
+  /(?:^|\s)(?:comments|comment-?list|commentlist|comments-?(?:area|section|wrapper|container|block)|comment-?respond|respond|disqus_thread|js-comments-container)(?:$|\s)/i;
+/** Text that must remain outside comment containers for them to be dropped. */
+const MIN_SHARE_OUTSIDE_COMMENTS = 0.2;
+
 /** Chrome matched by class or id is kept if it holds more than this share of the candidate's text. */
 const MAX_CHROME_SHARE = 0.4;
 
+export interface ChromeOptions {
+  /** Drop reader-comment containers; off for discussion pages, whose comments are the content. */
+  dropComments?: boolean;
+}
+
 /** Removes site chrome inside `root` (in place). */
-export function removeChrome(root: Element): void {
+export function removeChrome(root: Element, options: ChromeOptions = {}): void {
   for (const el of Array.from(root.querySelectorAll(CHROME_SELECTORS))) el.remove();
   for (const el of Array.from(root.querySelectorAll('header'))) {
     if (el.querySelector('h1') === null) el.remove();
   }
+  if (options.dropComments) removeComments(root);
   const total = Math.max(1, textLength(root));
   for (const el of Array.from(root.querySelectorAll('[class], [id]'))) {
     if (!el.isConnected && el.parentNode === null) continue;
@@ -63,6 +79,19 @@ export function removeChrome(root: Element): void {
   }
 }
 
+function removeComments(root: Element): void {
+  const containers = Array.from(root.querySelectorAll('[class], [id]')).filter((el) =>
+    COMMENTS_NAME.test(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`),
+  );
+  // Outermost only: nested matches go with their container.
+  const outer = containers.filter((el) => !containers.some((other) => other !== el && other.contains(el)));
+  if (outer.length === 0) return;
+  const total = textLength(root);
+  const inComments = outer.reduce((n, el) => n + textLength(el), 0);
+  if (total - inComments < MIN_SHARE_OUTSIDE_COMMENTS * total) return;
+  for (const el of outer) el.remove();
+}
+
 /**
  * The first selector of the chain that matches exactly one element with enough words after chrome
  * removal, as a detached clean copy. Several matches (a listing's many `<article>` cards) are ambiguous
@@ -72,6 +101,7 @@ export function selectByChain(
   doc: Document,
   selectors: readonly string[],
   minWords: number,
+  chrome: ChromeOptions = {},
 ): Candidate | undefined {
   for (const selector of selectors) {
     let matches: Element[];
@@ -82,7 +112,7 @@ export function selectByChain(
     }
     if (matches.length !== 1 || matches[0] === undefined) continue;
     const copy = matches[0].cloneNode(true) as Element;
-    removeChrome(copy);
+    removeChrome(copy, chrome);
     const candidate = measure(copy, `selector:${selector}`);
     if (candidate.words >= minWords) return candidate;
   }

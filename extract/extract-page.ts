@@ -9,7 +9,15 @@
  * Readability wins over the chain only when the chain's pick is mostly links.
  */
 import { Readability } from '@mozilla/readability';
-import { blockText, type Candidate, countWords, measure, removeChrome, selectByChain } from './content';
+import {
+  blockText,
+  type Candidate,
+  type ChromeOptions,
+  countWords,
+  measure,
+  removeChrome,
+  selectByChain,
+} from './content';
 import { type DomKind, parseDocument } from './dom';
 import { normalizeContent, toMarkdown } from './markdown';
 import { extractMetadata, type PageMetadata, readingTimeMinutes } from './metadata';
@@ -70,6 +78,9 @@ export interface ExtractedPage {
   truncated?: true;
 }
 
+/** schema.org / og types whose comments are the content (threads, Q&A), so comment containers stay. */
+const DISCUSSION_TYPES = /discussion|forum|qapage|question|answer|comment|socialmedia/i;
+
 /** Above this link density a chain candidate is treated as navigation and Readability is preferred. */
 const MAX_CHAIN_LINK_DENSITY = 0.5;
 
@@ -97,7 +108,8 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
 
   // Metadata reads the untouched <head> first; Readability mutates the document afterwards.
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
-  const chosen = chooseContent(doc, opts, () => parseDocument(clean.html, url, opts.dom));
+  const chrome = { dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType) };
+  const chosen = chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom));
   const text = chosen ? blockText(chosen.root) : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
@@ -122,10 +134,13 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
 function chooseContent(
   doc: Document,
   opts: Required<ExtractOptions>,
+  chrome: ChromeOptions,
   reparse: () => Document,
 ): Candidate | undefined {
   const chain =
-    opts.strategy === 'readability' ? undefined : selectByChain(doc, opts.selectors, opts.minChainWords);
+    opts.strategy === 'readability'
+      ? undefined
+      : selectByChain(doc, opts.selectors, opts.minChainWords, chrome);
   if (chain && (opts.strategy === 'chain' || chain.linkDensity <= MAX_CHAIN_LINK_DENSITY)) return chain;
   const readable = opts.strategy === 'chain' ? undefined : runReadability(doc);
   if (readable && readable.words > 0) return readable;
