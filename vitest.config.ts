@@ -6,7 +6,8 @@ export default defineConfig({
     // Integration tests start real servers; on two cores they run one file at a time.
     fileParallelism: false,
     pool: 'forks',
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
+    // A skopt crawl runs the whole page pipeline (extract, chunk, embed ~700 chunks on two cores).
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
   },
 });

@@ -4,8 +4,10 @@
  */
 import type { Database } from '../db/database';
 import { createCrawlRecords } from './crawl-records';
+import { createEmbedActivities } from './embed-chunks';
 import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
+import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
 import { createRobotsPolicy } from './robots-policy';
 import { createSitemapActivities } from './sitemaps';
@@ -22,6 +24,8 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     fetchRobots: createFetchRobots({ ...deps, robots }),
     ...createCrawlRecords(deps),
     ...createPageRecords(deps),
+    ...createPageContent(deps),
+    ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
   };
 }

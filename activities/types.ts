@@ -4,6 +4,7 @@
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { CrawlSummary } from '../workflows/messages';
+import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
 
 /** The part of the crawl spec a fetch needs. */
 export type FetchSpec = Pick<
@@ -122,16 +123,7 @@ export interface ProcessPageContentResult {
   skipped: boolean;
 }
 
-export interface EmbedPageInput {
-  pageId: number;
-}
-
-export interface EmbedPageResult {
-  /** Chunks embedded by this call. */
-  embedded: number;
-  /** Chunks that already had a vector from the current model. */
-  reused: number;
-}
+export type { EmbedPageInput, EmbedPageResult };
 
 export interface IngestSitemapsInput {
   crawlId: string;
@@ -190,6 +182,8 @@ export interface ActivityApi {
   registerCrawl(input: RegisterCrawlInput): Promise<RegisterCrawlResult>;
   finishCrawl(input: FinishCrawlInput): Promise<void>;
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;
+  processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
+  embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
 }

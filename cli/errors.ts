@@ -12,6 +12,7 @@ const USER_FACING = new Set([
   'TemporalBinaryNotFoundError',
   'CrawlFailedError',
   'InterruptedError',
+  'EmbeddingSetupError',
 ]);
 
 export function isUserFacing(error: unknown): boolean {

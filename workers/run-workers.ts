@@ -4,12 +4,38 @@
  */
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { ensureEmbeddingModel } from '../activities/embed-chunks';
 import type { Database } from '../db/database';
+import { isConnectionError } from '../db/pg-database';
 import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
+import { loadDefaultEmbedder } from '../embed/embedder';
 import { logger } from '../infra/logger';
 import { workflowBundle } from './workflow-bundle';
 
 export { WORKFLOWS_PATH, workflowBundle } from './workflow-bundle';
+
+/** The embed worker could not start: the model is missing or differs from the corpus's. */
+export class EmbeddingSetupError extends Error {
+  override readonly name = 'EmbeddingSetupError';
+}
+
+/**
+ * Loads the embedding model and checks it against the one the corpus records before an embed
+ * worker polls, so a missing or different model stops the worker at start with one clear message
+ * instead of failing every page later.
+ */
+async function prepareEmbedding(db: Database): Promise<void> {
+  try {
+    const embedder = await loadDefaultEmbedder();
+    await ensureEmbeddingModel(db, embedder.identity);
+  } catch (error) {
+    if (error instanceof Error && (error.name === 'DatabaseUnavailableError' || isConnectionError(error)))
+      throw error;
+    throw new EmbeddingSetupError(`cannot start the embed worker: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
 
 let runtimeInstalled = false;
 /** Routes the SDK's own logs into pino; must run before the first connection or worker. */
@@ -47,6 +73,7 @@ export interface RunningWorkers {
 
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   installTemporalRuntime();
+  if (options.queues.includes('embed')) await prepareEmbedding(options.db);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   const activities = createActivities({ db: options.db });
   const workers: Worker[] = [];

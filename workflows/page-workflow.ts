@@ -1,21 +1,32 @@
 /**
- * One page's processing after its fetch. Today it records the page as processed; the content
- * pipeline adds extract → chunk → embed → upsert here, each an activity on the queue that
- * suits its cost.
+ * One page's processing after its fetch: extract → normalise → chunk (one CPU activity on the page
+ * queue, writing Markdown, metadata and chunks to Postgres), then embed (the embed queue, writing
+ * vectors back and marking the page indexed). Only ids and counts pass through history.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
 import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
 
-const { recordPage } = proxyActivities<ActivityApi>({
+const retry = {
+  initialInterval: '1 second',
+  maximumInterval: '30 seconds',
+  maximumAttempts: 60,
+  nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES, 'EmbeddingModelMismatch', 'PageNotFound'],
+};
+
+const { recordPage, processPageContent } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.page,
-  startToCloseTimeout: '1 minute',
-  retry: {
-    initialInterval: '1 second',
-    maximumInterval: '30 seconds',
-    maximumAttempts: 60,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
-  },
+  // Extraction is bounded (capped input, bounded DOM depth); two minutes covers a 10 MB page.
+  startToCloseTimeout: '2 minutes',
+  retry,
+});
+
+const { embedPage } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.embed,
+  // A page of a thousand chunks embeds in under a minute on two cores; heartbeats catch a lost worker sooner.
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '2 minutes',
+  retry,
 });
 
 export interface PageWorkflowInput {
@@ -25,10 +36,19 @@ export interface PageWorkflowInput {
 
 export interface PageWorkflowResult {
   pageId: number;
+  /** The page has chunks with vectors: it is searchable. */
   indexed: boolean;
+  chunks?: number;
 }
 
 export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkflowResult> {
-  const { indexed } = await recordPage({ crawlId: input.crawlId, pageId: input.pageId });
-  return { pageId: input.pageId, indexed };
+  if (!patched('content-pipeline-v1')) {
+    const { indexed } = await recordPage({ crawlId: input.crawlId, pageId: input.pageId });
+    return { pageId: input.pageId, indexed };
+  }
+  const content = await processPageContent({ pageId: input.pageId });
+  // A page with no content (empty, or nothing but chrome) is stored but not indexed.
+  if (content.chunks === 0) return { pageId: input.pageId, indexed: false, chunks: 0 };
+  await embedPage({ pageId: input.pageId });
+  return { pageId: input.pageId, indexed: true, chunks: content.chunks };
 }

@@ -1,0 +1,174 @@
+/**
+ * The page pipeline's CPU stage: stored body → extraction (Markdown, metadata, strategy) →
+ * heading-aware chunks, written in one short transaction. Reads and writes Postgres only; the
+ * workflow passes a page id and gets counts back, never content.
+ *
+ * Idempotent: a page whose extraction was made from its current body (`extracted_hash =
+ * content_hash`) is skipped, and a re-chunked page keeps the vector of every chunk whose hash is
+ * unchanged, so only new text is embedded again.
+ */
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Database, Queryable } from '../db/database';
+import { chunkMarkdown, type MarkdownChunk } from '../domain/chunking';
+import { textSearchConfigFor } from '../domain/text-search-config';
+import { loadTokenizer, type TokenCounter } from '../embed/tokenizer';
+import { extractPage } from '../extract';
+import { observeExtract } from '../infra/metrics';
+import { decodeBody } from './http/charset';
+import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
+
+export interface PageContentDeps {
+  db: Database;
+  /** The embedding model's tokenizer, so chunks are sized in the tokens the model sees. */
+  loadTokenCounter?: () => Promise<TokenCounter>;
+}
+
+interface PageRow {
+  id: number;
+  final_url: string;
+  content_hash: string | null;
+  extracted_hash: string | null;
+  charset: string | null;
+  body_gz: Buffer | Uint8Array | null;
+  noindex: boolean;
+}
+
+/** Rows per INSERT: 10 parameters each stays far below Postgres's 65,535-parameter limit. */
+const INSERT_BATCH_ROWS = 500;
+
+export function createPageContent({ db, loadTokenCounter = () => loadTokenizer() }: PageContentDeps) {
+  let tokenCounter: Promise<TokenCounter> | undefined;
+
+  return {
+    async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
+      const found = await db.query<PageRow>(
+        `SELECT id, final_url, content_hash, extracted_hash, charset, body_gz, noindex FROM pages WHERE id = $1`,
+        [pageId],
+      );
+      const page = found.rows[0];
+      if (!page) throw ApplicationFailure.nonRetryable(`page ${pageId} does not exist`, 'PageNotFound');
+      if (page.content_hash !== null && page.extracted_hash === page.content_hash) {
+        return { ...(await countChunks(db, pageId)), skipped: true };
+      }
+
+      const started = performance.now();
+      const html = page.body_gz
+        ? decodeBody(
+            gunzipSync(page.body_gz),
+            page.charset ? `text/html; charset=${page.charset}` : undefined,
+          ).text
+        : '';
+      const extracted = extractPage(html, page.final_url);
+      tokenCounter ??= loadTokenCounter();
+      const counter = await tokenCounter;
+      // A noindex page keeps its extraction (for the graph and the API) but gets no chunks.
+      const chunks =
+        page.noindex || !extracted.markdown
+          ? []
+          : chunkMarkdown(extracted.markdown, { countTokens: (text) => counter.countTokens(text) });
+      observeExtract(performance.now() - started);
+
+      const language = extracted.metadata.language ?? null;
+      const tsConfig = textSearchConfigFor(extracted.metadata.language);
+      const reused = await db.transaction(async (tx) => {
+        await tx.query(
+          `UPDATE pages SET markdown = $2, metadata = $3, language = $4, word_count = $5, extract_strategy = $6,
+                  extract_confidence = $7, title = COALESCE(NULLIF($8, ''), title), extracted_hash = content_hash,
+                  extracted_at = now()
+            WHERE id = $1`,
+          [
+            pageId,
+            extracted.markdown,
+            JSON.stringify(extracted.metadata),
+            language,
+            extracted.metadata.wordCount,
+            extracted.strategy,
+            extracted.confidence,
+            extracted.title,
+          ],
+        );
+        return replaceChunks(tx, pageId, chunks, tsConfig);
+      });
+      return { chunks: chunks.length, toEmbed: chunks.length - reused, skipped: false };
+    },
+  };
+}
+
+/** The chunk's identity: its text and where it sits in the heading tree. */
+export function chunkHash(chunk: Pick<MarkdownChunk, 'headingPath' | 'text'>): string {
+  return createHash('sha256')
+    .update(chunk.headingPath.join('\u001f'))
+    .update('\u001e')
+    .update(chunk.text)
+    .digest('hex');
+}
+
+/**
+ * Replaces the page's chunks with `chunks`, carrying over the vector of every chunk whose hash is
+ * unchanged. Returns how many vectors were carried over.
+ */
+async function replaceChunks(
+  tx: Queryable,
+  pageId: number,
+  chunks: readonly MarkdownChunk[],
+  tsConfig: string,
+): Promise<number> {
+  const previous = await tx.query<{ chunk_hash: string; embedding: string; embedding_model: string }>(
+    `SELECT chunk_hash, embedding::text AS embedding, embedding_model FROM chunks
+      WHERE page_id = $1 AND embedding IS NOT NULL`,
+    [pageId],
+  );
+  const vectors = new Map(previous.rows.map((row) => [row.chunk_hash, row]));
+  await tx.query('DELETE FROM chunks WHERE page_id = $1', [pageId]);
+
+  let reused = 0;
+  for (let start = 0; start < chunks.length; start += INSERT_BATCH_ROWS) {
+    const batch = chunks.slice(start, start + INSERT_BATCH_ROWS);
+    const params: (string | number | string[] | null)[] = [];
+    const tuples = batch.map((chunk) => {
+      const hash = chunkHash(chunk);
+      const kept = vectors.get(hash);
+      if (kept) reused++;
+      params.push(
+        pageId,
+        chunk.position,
+        hash,
+        chunk.headingPath,
+        chunk.headingPath.join(' > '),
+        chunk.text,
+        chunk.tokenCount,
+        kept?.embedding ?? null,
+        kept?.embedding_model ?? null,
+        tsConfig,
+      );
+      const p = params.length - 10;
+      return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 10}::regconfig,
+               $${p + 8}::vector, $${p + 9}, CASE WHEN $${p + 8}::text IS NULL THEN NULL ELSE now() END)`;
+    });
+    await tx.query(
+      `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config,
+                           embedding, embedding_model, embedded_at)
+       VALUES ${tuples.join(', ')}`,
+      params,
+    );
+  }
+  await tx.query(
+    `UPDATE chunks c SET prev_id = w.prev_id, next_id = w.next_id
+       FROM (SELECT id, lag(id) OVER (ORDER BY position) AS prev_id, lead(id) OVER (ORDER BY position) AS next_id
+               FROM chunks WHERE page_id = $1) w
+      WHERE c.id = w.id`,
+    [pageId],
+  );
+  return reused;
+}
+
+async function countChunks(db: Database, pageId: number): Promise<{ chunks: number; toEmbed: number }> {
+  const counted = await db.query<{ chunks: string; unembedded: string }>(
+    `SELECT count(*) AS chunks, count(*) FILTER (WHERE embedding IS NULL) AS unembedded FROM chunks WHERE page_id = $1`,
+    [pageId],
+  );
+  const row = counted.rows[0];
+  return { chunks: Number(row?.chunks ?? 0), toEmbed: Number(row?.unembedded ?? 0) };
+}
