@@ -8,21 +8,19 @@
  * unchanged, so only new text is embedded again.
  */
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
-import { chunkMarkdown, type MarkdownChunk } from '../domain/chunking';
+import type { MarkdownChunk } from '../domain/chunking';
 import { textSearchConfigFor } from '../domain/text-search-config';
-import { loadTokenizer, type TokenCounter } from '../embed/tokenizer';
-import { extractPage } from '../extract';
 import { observeExtract } from '../infra/metrics';
-import { decodeBody } from './http/charset';
+import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
+import { analysePageInThread } from './page-analysis-pool';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
 export interface PageContentDeps {
   db: Database;
-  /** The embedding model's tokenizer, so chunks are sized in the tokens the model sees. */
-  loadTokenCounter?: () => Promise<TokenCounter>;
+  /** Decode, extract and chunk one page. @default analysePageInThread (a worker-thread pool) */
+  analyse?: (input: PageAnalysisInput) => Promise<PageAnalysis>;
 }
 
 interface PageRow {
@@ -38,9 +36,7 @@ interface PageRow {
 /** Rows per INSERT: 10 parameters each stays far below Postgres's 65,535-parameter limit. */
 const INSERT_BATCH_ROWS = 500;
 
-export function createPageContent({ db, loadTokenCounter = () => loadTokenizer() }: PageContentDeps) {
-  let tokenCounter: Promise<TokenCounter> | undefined;
-
+export function createPageContent({ db, analyse = analysePageInThread }: PageContentDeps) {
   return {
     async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
       const found = await db.query<PageRow>(
@@ -53,22 +49,13 @@ export function createPageContent({ db, loadTokenCounter = () => loadTokenizer()
         return { ...(await countChunks(db, pageId)), skipped: true };
       }
 
-      const started = performance.now();
-      const html = page.body_gz
-        ? decodeBody(
-            gunzipSync(page.body_gz),
-            page.charset ? `text/html; charset=${page.charset}` : undefined,
-          ).text
-        : '';
-      const extracted = extractPage(html, page.final_url);
-      tokenCounter ??= loadTokenCounter();
-      const counter = await tokenCounter;
-      // A noindex page keeps its extraction (for the graph and the API) but gets no chunks.
-      const chunks =
-        page.noindex || !extracted.markdown
-          ? []
-          : chunkMarkdown(extracted.markdown, { countTokens: (text) => counter.countTokens(text) });
-      observeExtract(performance.now() - started);
+      const { extracted, chunks, durationMs } = await analyseOrFail(analyse, {
+        bodyGz: page.body_gz,
+        charset: page.charset,
+        url: page.final_url,
+        noindex: page.noindex,
+      });
+      observeExtract(durationMs);
 
       const language = extracted.metadata.language ?? null;
       const tsConfig = textSearchConfigFor(extracted.metadata.language);
@@ -94,6 +81,28 @@ export function createPageContent({ db, loadTokenCounter = () => loadTokenizer()
       return { chunks: chunks.length, toEmbed: chunks.length - reused, skipped: false };
     },
   };
+}
+
+/**
+ * A thread that dies analysing a page (out of memory on a pathological document) would die again
+ * on every retry: report it once, as a failure of this page only.
+ */
+async function analyseOrFail(
+  analyse: (input: PageAnalysisInput) => Promise<PageAnalysis>,
+  input: PageAnalysisInput,
+): Promise<PageAnalysis> {
+  try {
+    return await analyse(input);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      throw ApplicationFailure.nonRetryable(
+        `extracting ${input.url} needed more memory than a page may use: ${(error as Error).message}`,
+        'ExtractionFailed',
+      );
+    }
+    throw error;
+  }
 }
 
 /** The chunk's identity: its text and where it sits in the heading tree. */

@@ -5,6 +5,7 @@
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ensureEmbeddingModel } from '../activities/embed-chunks';
+import { closePageAnalysisPool } from '../activities/page-analysis-pool';
 import type { Database } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
 import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
@@ -94,6 +95,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   logger.info({ queues: options.queues, address: options.temporalAddress }, 'workers started');
   const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
     await connection.close();
+    await closePageAnalysisPool();
   });
   return {
     done,
