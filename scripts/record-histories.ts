@@ -21,7 +21,7 @@
  * id and type). File names, the site and the crawl spec are fixed, so a re-run rewrites the
  * same files; only ports, timestamps and ids inside differ.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -173,7 +173,13 @@ async function main(): Promise<void> {
       ),
       await record(stack, 'page', pageWorkflowId(CRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
     ];
-    writeFileSync(path.join(OUT_DIR, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    // Older recordings (`<name>.vN.json`) stay in the manifest: workflows of that code may still run.
+    const manifestFile = path.join(OUT_DIR, 'manifest.json');
+    const previous: HistoryManifestEntry[] = existsSync(manifestFile)
+      ? JSON.parse(readFileSync(manifestFile, 'utf8'))
+      : [];
+    manifest.push(...previous.filter((entry) => /\.v\d+\.json$/.test(entry.file)));
+    writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
     console.info(`wrote manifest.json (${manifest.length} histories) to ${OUT_DIR}`);
   } finally {
     await stack.close();
