@@ -502,6 +502,30 @@ describe('authentication', () => {
   });
 });
 
+describe('unexpected failures', () => {
+  it('a bug inside a route is a plain 500 with the request id, never a stack trace', async () => {
+    const broken = await startApiServer({
+      db: stack.db,
+      temporal: async () => stack.client,
+      search: async () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'rows')");
+      },
+      logger: logger.child({}, { level: 'silent' }),
+      docsUi: false,
+      host: '127.0.0.1',
+      port: 0,
+    });
+    try {
+      const result = await call('/search?q=anything', { base: broken.url });
+      expectPlainError(result, 500);
+      expect((result.body as ErrorBody).message).toContain((result.body as ErrorBody).requestId);
+      expect(result.text).not.toContain('Cannot read properties');
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
 describe('outages', () => {
   it('database down: /healthz and database-backed routes answer 503 plainly; /metrics still answers', async () => {
     await stack.postgres.stop();
