@@ -1,0 +1,540 @@
+/**
+ * `npm run bench:search [-- --chunks 100000 --queries 200 --only native|pglite]`
+ *
+ * Latency of hybrid search (`gleaner_search`, k = 10) on two stores, printed as a table:
+ *  - native Postgres + pgvector (`.tools/pg`) over `--chunks` generated chunks, HNSW cosine index
+ *    built after the bulk load;
+ *  - PGlite (in process) over the real skopt-0.9 site's chunks, with and without the HNSW index,
+ *    and the row rate of writing embeddings into the table either way: the measurement behind
+ *    `search/ensure-search-index.ts`'s choice for PGlite.
+ *
+ * Corpus. Texts are real: every HTML page of skopt-0.9 and every 4th of peroxide-docs goes through gleaner's
+ * extractor and chunker (token counts approximated as 1.3 per word). On PGlite the skopt chunks are
+ * used as they are. For native Postgres each generated chunk takes a real chunk's heading path and
+ * 3-8 sentences drawn at random from the whole sentence pool (so words, lengths and heading paths
+ * are real, their combinations are not), grouped 10 to a page under two origins.
+ *
+ * Vectors. With the real embedder (`embed/embedder.ts`, `loadDefaultEmbedder`) the first
+ * `--base` real chunks are embedded; otherwise (the embedder not built yet) a base vector per real
+ * chunk is a unit "topic" vector per page plus 0.8 × a unit noise vector, normalised, so chunks of
+ * one page are near each other as real embeddings are. Every generated chunk's vector is its base
+ * vector plus Gaussian noise (σ = 0.35 / √384 per component), normalised: a small perturbation,
+ * cosine ≈ 0.94 to its base. Queries are 2-5 consecutive words of a random chunk, with that chunk's
+ * vector perturbed again as the query vector (or the real embedding of the words, with the embedder).
+ * The RNG is seeded (`--seed`), so runs are repeatable.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Database } from '../db/database';
+import { migrate } from '../db/migrate';
+import { PgDatabase } from '../db/pg-database';
+import { PgliteDatabase } from '../db/pglite-database';
+import { chunkMarkdown } from '../domain/chunking';
+import { loadDefaultEmbedder } from '../embed/embedder';
+import { extractPage } from '../extract';
+import { startNativePostgres } from '../infra/native-postgres';
+import { ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
+import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
+import type { TextEmbedder } from '../search/text-embedder';
+import { toVectorLiteral } from '../search/text-embedder';
+import { unpackSite } from '../test/helpers/sites';
+
+const { values: args } = parseArgs({
+  options: {
+    chunks: { type: 'string', default: '100000' },
+    queries: { type: 'string', default: '200' },
+    base: { type: 'string', default: '400' },
+    seed: { type: 'string', default: '42' },
+    only: { type: 'string' },
+    'keep-data': { type: 'string' },
+  },
+});
+const CHUNKS = Number(args.chunks);
+const QUERIES = Number(args.queries);
+const BASE_EMBEDDED = Number(args.base);
+const WARMUP = 20;
+const benchStarted = performance.now();
+/** Progress on stderr with seconds since start, so a slow phase shows itself. */
+function log(message: string): void {
+  process.stderr.write(
+    `[${((performance.now() - benchStarted) / 1000).toFixed(0).padStart(4)} s] ${message}\n`,
+  );
+}
+const K = 10;
+
+// Mulberry32: small, seeded, good enough for shuffling and noise.
+let rngState = Number(args.seed) >>> 0;
+function random(): number {
+  rngState = (rngState + 0x6d2b79f5) >>> 0;
+  let t = rngState;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+function gaussian(): number {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+function pick<T>(items: readonly T[]): T {
+  return items[Math.floor(random() * items.length)] as T;
+}
+function normalise(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of v) sum += x * x;
+  const norm = Math.sqrt(sum) || 1;
+  for (let i = 0; i < v.length; i++) v[i] = (v[i] as number) / norm;
+  return v;
+}
+function unitNoise(): Float32Array {
+  const v = new Float32Array(EMBEDDING_DIMENSION);
+  for (let i = 0; i < v.length; i++) v[i] = gaussian();
+  return normalise(v);
+}
+function perturb(base: Float32Array, sigmaTotal = 0.35): Float32Array {
+  const sigma = sigmaTotal / Math.sqrt(EMBEDDING_DIMENSION);
+  const v = new Float32Array(base.length);
+  for (let i = 0; i < v.length; i++) v[i] = (base[i] as number) + sigma * gaussian();
+  return normalise(v);
+}
+
+interface RealChunk {
+  site: string;
+  file: string;
+  headingPath: string[];
+  text: string;
+  tokenCount: number;
+}
+
+function htmlFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) out.push(...htmlFiles(full));
+    else if (entry.endsWith('.html')) out.push(full);
+  }
+  return out.sort();
+}
+
+/** The site's chunks through gleaner's extractor and chunker; `every` > 1 reads every n-th page only. */
+function realChunks(site: string, every = 1): RealChunk[] {
+  const root = unpackSite(site);
+  const chunks: RealChunk[] = [];
+  const countTokens = (text: string) => Math.ceil((text.match(/\S+/g)?.length ?? 0) * 1.3);
+  const files = htmlFiles(root).filter((_, i) => i % every === 0);
+  for (const file of files) {
+    const relative = path.relative(root, file);
+    const page = extractPage(readFileSync(file, 'utf8'), `http://${site}.bench.test/${relative}`);
+    if (!page.markdown) continue;
+    for (const chunk of chunkMarkdown(page.markdown, { countTokens })) {
+      chunks.push({
+        site,
+        file: relative,
+        headingPath: chunk.headingPath,
+        text: chunk.text,
+        tokenCount: chunk.tokenCount,
+      });
+    }
+  }
+  log(`${site}: ${files.length} pages extracted and chunked into ${chunks.length} chunks`);
+  return chunks;
+}
+
+async function loadEmbedder(): Promise<TextEmbedder | undefined> {
+  try {
+    return await loadDefaultEmbedder();
+  } catch (error) {
+    log(`embedder not usable, using synthetic vectors: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Base vectors for the real chunks: real embeddings of the first `BASE_EMBEDDED`, or synthetic. */
+async function baseVectors(chunks: RealChunk[], embedder: TextEmbedder | undefined): Promise<Float32Array[]> {
+  if (embedder) {
+    // The first 80 words: enough to place a chunk's topic, and embedding stays quick on a busy machine.
+    const texts = chunks
+      .slice(0, BASE_EMBEDDED)
+      .map((c) => `${c.headingPath.join(' > ')}\n${c.text.split(/\s+/).slice(0, 80).join(' ')}`);
+    const started = performance.now();
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += 32)
+      vectors.push(...(await embedder.embed(texts.slice(i, i + 32))));
+    log(`embedded ${vectors.length} real chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    // The rest of the real chunks borrow a perturbed real vector.
+    return chunks.map((_, i) => vectors[i] ?? perturb(pick(vectors)));
+  }
+  const topics = new Map<string, Float32Array>();
+  return chunks.map((chunk) => {
+    const key = `${chunk.site}/${chunk.file}`;
+    let topic = topics.get(key);
+    if (!topic) {
+      topic = unitNoise();
+      topics.set(key, topic);
+    }
+    const noise = unitNoise();
+    const v = new Float32Array(EMBEDDING_DIMENSION);
+    for (let i = 0; i < v.length; i++) v[i] = (topic[i] as number) + 0.8 * (noise[i] as number);
+    return normalise(v);
+  });
+}
+
+interface Query {
+  text: string;
+  vector: string;
+}
+
+async function makeQueries(
+  count: number,
+  chunks: readonly { text: string; vector: Float32Array }[],
+  embedder: TextEmbedder | undefined,
+): Promise<Query[]> {
+  const queries: Query[] = [];
+  while (queries.length < count) {
+    const chunk = pick(chunks);
+    const words = chunk.text.match(/[A-Za-z][A-Za-z-]{2,}/g) ?? [];
+    if (words.length < 6) continue;
+    const length = 2 + Math.floor(random() * 4);
+    const start = Math.floor(random() * (words.length - length));
+    const text = words.slice(start, start + length).join(' ');
+    const vector = embedder ? ((await embedder.embed([text]))[0] as Float32Array) : perturb(chunk.vector);
+    queries.push({ text, vector: toVectorLiteral(vector) });
+  }
+  return queries;
+}
+
+interface Latency {
+  p50: number;
+  p95: number;
+  mean: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+async function measure(
+  db: Database,
+  queries: Query[],
+  extra: { mode?: 'hybrid' | 'vector' | 'fulltext'; domain?: string } = {},
+): Promise<Latency & { hitsMean: number }> {
+  const sql = `SELECT chunk_id FROM gleaner_search($1, $2::vector, $3, domain_filter => $4, search_mode => $5)`;
+  const run = (q: Query) =>
+    db.query(sql, [
+      q.text,
+      extra.mode === 'fulltext' ? null : q.vector,
+      K,
+      extra.domain ?? null,
+      extra.mode ?? 'hybrid',
+    ]);
+  for (const q of queries.slice(0, WARMUP)) await run(q);
+  const times: number[] = [];
+  let hits = 0;
+  for (const q of queries) {
+    const started = performance.now();
+    const result = await run(q);
+    times.push(performance.now() - started);
+    hits += result.rows.length;
+  }
+  times.sort((a, b) => a - b);
+  return {
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    mean: times.reduce((a, b) => a + b, 0) / times.length,
+    hitsMean: hits / queries.length,
+  };
+}
+
+interface Row {
+  store: string;
+  chunks: number;
+  index: string;
+  what: string;
+  p50: string;
+  p95: string;
+  note: string;
+}
+const table: Row[] = [];
+function record(
+  store: string,
+  chunks: number,
+  index: string,
+  what: string,
+  l: Latency & { hitsMean?: number },
+  note = '',
+) {
+  table.push({
+    store,
+    chunks,
+    index,
+    what,
+    p50: l.p50.toFixed(1),
+    p95: l.p95.toFixed(1),
+    note: note || (l.hitsMean !== undefined ? `${l.hitsMean.toFixed(1)} hits/query` : ''),
+  });
+  log(`  ${store} ${what} (${index}): p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms`);
+}
+
+interface ChunkRow {
+  pageId: number;
+  position: number;
+  headingPath: string[];
+  text: string;
+  tokenCount: number;
+  vector: Float32Array;
+}
+
+async function insertPages(
+  db: Database,
+  pages: { url: string; origin: string; title: string }[],
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < pages.length; i += 1000) {
+    const batch = pages.slice(i, i + 1000);
+    const { rows } = await db.query<{ id: number }>(
+      `INSERT INTO pages (url, final_url, origin, crawl_id, depth, title)
+       SELECT u, u, o, 'bench', 0, t FROM unnest($1::text[], $2::text[], $3::text[]) AS x(u, o, t)
+       RETURNING id`,
+      [batch.map((p) => p.url), batch.map((p) => p.origin), batch.map((p) => p.title)],
+    );
+    ids.push(...rows.map((r) => Number(r.id)));
+  }
+  return ids;
+}
+
+/** Multi-row inserts via unnest: one round trip per batch, vectors as pgvector text literals. */
+async function insertChunks(db: Database, chunks: ChunkRow[], batchSize: number): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < chunks.length; i += batchSize) {
+    const batch = chunks.slice(i, i + batchSize);
+    await db.query(
+      `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count,
+                           embedding, embedding_model, embedded_at)
+       SELECT p, n, md5(c), string_to_array(h, chr(31)), replace(h, chr(31), ' > '), c, t, e::vector, 'bench', now()
+         FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::int[], $6::text[]) AS x(p, n, h, c, t, e)`,
+      [
+        batch.map((c) => c.pageId),
+        batch.map((c) => c.position),
+        batch.map((c) => c.headingPath.join('\u001f')),
+        batch.map((c) => c.text),
+        batch.map((c) => c.tokenCount),
+        batch.map((c) => toVectorLiteral(c.vector)),
+      ],
+    );
+  }
+  return (chunks.length / (performance.now() - started)) * 1000;
+}
+
+async function recordModel(db: Database, embedder: TextEmbedder | undefined): Promise<void> {
+  const identity = embedder?.identity ?? {
+    name: 'synthetic',
+    dimension: EMBEDDING_DIMENSION,
+    weightsSha256: '-',
+  };
+  await db.query(
+    `INSERT INTO embedding_model (name, dimension, weights_sha256) VALUES ($1, $2, $3)
+     ON CONFLICT (singleton) DO NOTHING`,
+    [identity.name, identity.dimension, identity.weightsSha256],
+  );
+}
+
+async function benchPglite(skopt: RealChunk[], vectors: Float32Array[], embedder: TextEmbedder | undefined) {
+  log(`PGlite: ${skopt.length} skopt chunks`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-search-bench-'));
+  try {
+    const db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata'), socket: false });
+    try {
+      await migrate(db);
+      await recordModel(db, embedder);
+      const files = [...new Set(skopt.map((c) => c.file))];
+      const pageIds = await insertPages(
+        db,
+        files.map((file) => ({
+          url: `http://skopt.bench.test/${file}`,
+          origin: 'http://skopt.bench.test',
+          title: file,
+        })),
+      );
+      const pageOf = new Map(files.map((file, i) => [file, pageIds[i] as number]));
+      const positions = new Map<string, number>();
+      const rows: ChunkRow[] = skopt.map((c, i) => {
+        const position = positions.get(c.file) ?? 0;
+        positions.set(c.file, position + 1);
+        return { ...c, pageId: pageOf.get(c.file) as number, position, vector: vectors[i] as Float32Array };
+      });
+      const rateNoIndex = await insertChunks(db, rows, 100);
+      await db.query('ANALYZE');
+      const queries = await makeQueries(Math.min(QUERIES, 100), rows, embedder);
+      const n = rows.length;
+      record('pglite', n, 'none', 'hybrid k=10', await measure(db, queries));
+      record('pglite', n, 'none', 'vector only', await measure(db, queries, { mode: 'vector' }));
+      record('pglite', n, 'none', 'fulltext only', await measure(db, queries, { mode: 'fulltext' }));
+
+      let started = performance.now();
+      await ensureSearchIndex(db, { force: true });
+      const buildS = (performance.now() - started) / 1000;
+      await db.query('ANALYZE');
+      record(
+        'pglite',
+        n,
+        'hnsw',
+        'hybrid k=10',
+        await measure(db, queries),
+        `index built in ${buildS.toFixed(1)} s`,
+      );
+      record('pglite', n, 'hnsw', 'vector only', await measure(db, queries, { mode: 'vector' }));
+
+      // Writing embeddings into an indexed table vs a plain one: the cost the index adds to every
+      // page the embed activity finishes.
+      const extra = rows.slice(0, 500).map((c) => ({ ...c, position: c.position + 100_000 }));
+      started = performance.now();
+      const rateIndexed = await insertChunks(db, extra, 100);
+      await db.query(`DROP INDEX IF EXISTS ${HNSW_INDEX_NAME}`);
+      const extraPlain = rows.slice(0, 500).map((c) => ({ ...c, position: c.position + 200_000 }));
+      const ratePlain = await insertChunks(db, extraPlain, 100);
+      table.push({
+        store: 'pglite',
+        chunks: n,
+        index: 'none / hnsw',
+        what: 'insert rows/s',
+        p50: '',
+        p95: '',
+        note: `${ratePlain.toFixed(0)} rows/s plain (first load ${rateNoIndex.toFixed(0)}), ${rateIndexed.toFixed(0)} rows/s with HNSW`,
+      });
+    } finally {
+      await db.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `text` supplies sentences; each generated chunk takes a heading path and base vector from `bases`. */
+async function benchNative(
+  text: RealChunk[],
+  real: RealChunk[],
+  vectors: Float32Array[],
+  embedder: TextEmbedder | undefined,
+) {
+  const sentences = text.flatMap((c) =>
+    c.text.split(/(?<=[.!?])\s+|\n+/).filter((s) => s.trim().length > 20),
+  );
+  log(`native: generating ${CHUNKS} chunks from ${sentences.length} real sentences`);
+  const postgres = await startNativePostgres(args['keep-data'] ? { dataDir: args['keep-data'] } : {});
+  const db = new PgDatabase(postgres.url, { maxConnections: 2 });
+  try {
+    await migrate(db);
+    await recordModel(db, embedder);
+    const pageCount = Math.ceil(CHUNKS / 10);
+    const origins = ['http://skopt.bench.test', 'http://docs.peroxide.bench.test'];
+    const pageIds = await insertPages(
+      db,
+      Array.from({ length: pageCount }, (_, i) => ({
+        url: `${origins[i % 2]}/page/${i}.html`,
+        origin: origins[i % 2] as string,
+        title: `Generated page ${i}`,
+      })),
+    );
+    const rows: ChunkRow[] = [];
+    const started = performance.now();
+    let rate = 0;
+    for (let i = 0; i < CHUNKS; i++) {
+      const source = Math.floor(random() * real.length);
+      const base = real[source] as RealChunk;
+      const count = 3 + Math.floor(random() * 6);
+      const text = Array.from({ length: count }, () => pick(sentences)).join(' ');
+      rows.push({
+        pageId: pageIds[Math.floor(i / 10)] as number,
+        position: i % 10,
+        headingPath: base.headingPath,
+        text,
+        tokenCount: Math.ceil(text.split(/\s+/).length * 1.3),
+        vector: perturb(vectors[source] as Float32Array),
+      });
+      if (rows.length === 5000 || i === CHUNKS - 1) {
+        rate = await insertChunks(db, rows.splice(0), 1000);
+      }
+    }
+    const loadS = (performance.now() - started) / 1000;
+    log(`  loaded in ${loadS.toFixed(0)} s (last batch ${rate.toFixed(0)} rows/s)`);
+    const indexStarted = performance.now();
+    await ensureSearchIndex(db);
+    const indexS = (performance.now() - indexStarted) / 1000;
+    await db.query('VACUUM ANALYZE chunks');
+    await db.query('ANALYZE pages');
+    log(`  HNSW index built in ${indexS.toFixed(0)} s`);
+
+    // Queries: from generated chunks, read back (text + vector) so they match what is stored.
+    const sample = await db.query<{ content: string; embedding: string }>(
+      'SELECT content, embedding::text AS embedding FROM chunks TABLESAMPLE SYSTEM (1) LIMIT 2000',
+    );
+    const sampled = sample.rows.map((r) => ({
+      text: r.content,
+      vector: Float32Array.from(JSON.parse(r.embedding) as number[]),
+    }));
+    const queries = await makeQueries(QUERIES, sampled, embedder);
+    const before = await indexScans(db);
+    const n = CHUNKS;
+    record(
+      'postgres',
+      n,
+      'hnsw',
+      'hybrid k=10',
+      await measure(db, queries),
+      `load ${loadS.toFixed(0)} s, index ${indexS.toFixed(0)} s`,
+    );
+    const after = await indexScans(db);
+    record('postgres', n, 'hnsw', 'vector only', await measure(db, queries, { mode: 'vector' }));
+    record('postgres', n, 'hnsw', 'fulltext only', await measure(db, queries, { mode: 'fulltext' }));
+    record(
+      'postgres',
+      n,
+      'hnsw',
+      'hybrid, domain filter',
+      await measure(db, queries, { domain: 'peroxide.bench.test' }),
+    );
+    const scans = after - before;
+    log(`  HNSW index scans during the hybrid run: ${scans} for ${queries.length + WARMUP} queries`);
+    table.push({
+      store: 'postgres',
+      chunks: n,
+      index: 'hnsw',
+      what: 'index used?',
+      p50: '',
+      p95: '',
+      note: `${scans} HNSW scans for ${queries.length + WARMUP} hybrid queries (pg_stat_user_indexes)`,
+    });
+  } finally {
+    await db.close();
+    await postgres.stop();
+  }
+}
+
+async function indexScans(db: Database): Promise<number> {
+  await db.query('SELECT pg_stat_force_next_flush()');
+  const { rows } = await db.query<{ n: string | number }>(
+    'SELECT coalesce(sum(idx_scan), 0) AS n FROM pg_stat_user_indexes WHERE indexrelname = $1',
+    [HNSW_INDEX_NAME],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+const embedder = await loadEmbedder();
+log(`vectors: ${embedder ? `real (${embedder.identity.name})` : 'synthetic (the embedder could not load)'}`);
+const skopt = realChunks('skopt-0.9');
+const skoptVectors = await baseVectors(skopt, embedder);
+if (args.only !== 'native') await benchPglite(skopt, skoptVectors, embedder);
+if (args.only !== 'pglite') {
+  // A quarter of peroxide's pages: their sentences widen the vocabulary; more adds little but time.
+  const peroxide = realChunks('peroxide-docs', 4);
+  await benchNative([...skopt, ...peroxide], skopt, skoptVectors, embedder);
+}
+console.table(table);
+console.log(
+  JSON.stringify({
+    vectors: embedder ? embedder.identity.name : 'synthetic',
+    k: K,
+    queries: QUERIES,
+    rows: table,
+  }),
+);
