@@ -15,6 +15,7 @@ import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
+import { observeFetch } from '../infra/metrics';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 import type { RobotsPolicy } from './robots-policy';
@@ -67,6 +68,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
         signal: context.cancellationSignal,
       });
+      observeFetch(fetched.timings.totalMs, fetched.kind);
       await recordFetch(db, input, fetched);
       const result =
         fetched.kind === 'ok'
