@@ -49,6 +49,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '42' },
     only: { type: 'string' },
     'keep-data': { type: 'string' },
+    'pglite-copies': { type: 'string', default: '15' },
   },
 });
 const CHUNKS = Number(args.chunks);
@@ -338,8 +339,25 @@ async function recordModel(db: Database, embedder: TextEmbedder | undefined): Pr
   );
 }
 
-async function benchPglite(skopt: RealChunk[], vectors: Float32Array[], embedder: TextEmbedder | undefined) {
-  log(`PGlite: ${skopt.length} skopt chunks`);
+/**
+ * PGlite over the skopt chunks; with `copies` > 1 the site is repeated as that many copies (pages
+ * `…?copy=n`, vectors perturbed) to see where the HNSW index starts to pay.
+ */
+async function benchPglite(
+  site: RealChunk[],
+  siteVectors: Float32Array[],
+  embedder: TextEmbedder | undefined,
+  copies = 1,
+) {
+  const skopt: RealChunk[] = [];
+  const vectors: Float32Array[] = [];
+  for (let copy = 0; copy < copies; copy++) {
+    for (const [i, chunk] of site.entries()) {
+      skopt.push(copy === 0 ? chunk : { ...chunk, file: `${chunk.file}?copy=${copy}` });
+      vectors.push(copy === 0 ? (siteVectors[i] as Float32Array) : perturb(siteVectors[i] as Float32Array));
+    }
+  }
+  log(`PGlite: ${skopt.length} skopt chunks (${copies} cop${copies === 1 ? 'y' : 'ies'})`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-search-bench-'));
   try {
     const db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata'), socket: false });
@@ -523,7 +541,10 @@ const embedder = await loadEmbedder();
 log(`vectors: ${embedder ? `real (${embedder.identity.name})` : 'synthetic (the embedder could not load)'}`);
 const skopt = realChunks('skopt-0.9');
 const skoptVectors = await baseVectors(skopt, embedder);
-if (args.only !== 'native') await benchPglite(skopt, skoptVectors, embedder);
+if (args.only !== 'native') {
+  await benchPglite(skopt, skoptVectors, embedder);
+  await benchPglite(skopt, skoptVectors, embedder, Number(args['pglite-copies']));
+}
 if (args.only !== 'pglite') {
   // A quarter of peroxide's pages: their sentences widen the vocabulary; more adds little but time.
   const peroxide = realChunks('peroxide-docs', 4);

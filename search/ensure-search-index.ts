@@ -1,7 +1,7 @@
 /**
  * The HNSW cosine index on `chunks.embedding`, created after migrations because whether it pays
  * depends on the store: native Postgres always gets it; on PGlite it is built only once the corpus
- * is large enough for exact kNN to be slow (see bench/README.md "Search" for the measurement).
+ * is large enough for exact kNN to be slow (measured by `npm run bench:search`).
  */
 import type { Database } from '../db/database';
 

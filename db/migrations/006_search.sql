@@ -13,6 +13,10 @@
 -- Note: migrations are split on ';' at line ends, so the function bodies below keep theirs off
 -- line ends (each body is one statement).
 
+-- Lets a search find the few text-search configurations in use with a handful of index probes
+-- (a loose index scan), and parse the query once for each of them only.
+CREATE INDEX IF NOT EXISTS chunks_ts_config_idx ON chunks (ts_config);
+
 -- One row per chunk with its page's URL, origin, host, path, crawl and language: the join every
 -- ad-hoc query starts with.
 CREATE OR REPLACE VIEW search_chunks AS
@@ -74,8 +78,8 @@ SELECT CASE
        END
 $$;
 
--- Hybrid search: cosine kNN over embeddings and full-text ranking (each chunk's query parsed in
--- that chunk's own text-search configuration) each take `pool_size` candidates; reciprocal rank
+-- Hybrid search: cosine kNN over embeddings and full-text ranking (the query parsed in each
+-- text-search configuration the chunks use, and matched against the chunks of that configuration) each take `pool_size` candidates; reciprocal rank
 -- fusion (1 / (rrf_k + rank), summed) merges them; at most `per_page` hits per page so one long
 -- page cannot fill the list. With a NULL `query_embedding` (or search_mode 'fulltext') only
 -- full-text runs; with search_mode 'vector' only the kNN. `vector_rank` / `text_rank` say which
@@ -109,7 +113,7 @@ RETURNS TABLE (
 LANGUAGE sql STABLE
 SET hnsw.iterative_scan = 'relaxed_order'
 AS $$
-WITH unfiltered AS (
+WITH RECURSIVE unfiltered AS (
   SELECT domain_filter IS NULL AND crawl_filter IS NULL AND path_prefix IS NULL AS yes
 ),
 knn AS (
@@ -128,11 +132,19 @@ knn AS (
 vector_hits AS (
   SELECT id, row_number() OVER (ORDER BY distance, id) AS rnk FROM knn
 ),
+configs_in_use AS (
+  (SELECT ts_config FROM chunks ORDER BY ts_config LIMIT 1)
+  UNION ALL
+  SELECT (SELECT c.ts_config FROM chunks c WHERE c.ts_config > prev.ts_config ORDER BY c.ts_config LIMIT 1)
+    FROM configs_in_use prev
+   WHERE prev.ts_config IS NOT NULL
+),
 text_queries AS MATERIALIZED (
   SELECT config, q
-    FROM (SELECT cfg.oid::regconfig AS config, gleaner_tsquery(cfg.oid::regconfig, query_text) AS q
-            FROM pg_ts_config cfg
-           WHERE search_mode IN ('hybrid', 'fulltext')
+    FROM (SELECT u.ts_config AS config, gleaner_tsquery(u.ts_config, query_text) AS q
+            FROM configs_in_use u
+           WHERE u.ts_config IS NOT NULL
+             AND search_mode IN ('hybrid', 'fulltext')
              AND coalesce(btrim(query_text), '') <> '') parsed
    WHERE numnode(q) > 0
 ),
