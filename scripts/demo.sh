@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start: crawl on the embedded default. With no argument it serves the bundled skopt-0.9
-# documentation (156 pages, ../shared/sites) on 127.0.0.1 and crawls it; with URLs it crawls
-# those. Extra flags after the URLs go to `gleaner crawl` (e.g. --max-pages 50).
+# documentation (156 pages, ../shared/sites) on 127.0.0.1, crawls and indexes it, and searches it;
+# with URLs it crawls those. Extra flags after the URLs go to `gleaner crawl` (e.g. --max-pages 50).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,3 +23,6 @@ done
 [ -n "${url:-}" ] || { cat "$site_log" >&2; echo "could not serve the demo site" >&2; exit 1; }
 echo "[demo] serving skopt-0.9 at $url" >&2
 node bin/gleaner.js crawl "$url" --allow-host 127.0.0.1 --delay-ms 100 --wait "$@"
+query="how do I stop the optimization when a time budget runs out"
+echo "[demo] gleaner search \"$query\" --k 5" >&2
+node bin/gleaner.js search "$query" --k 5
