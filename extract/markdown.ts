@@ -48,9 +48,142 @@ function renameElement(el: Element, name: string): void {
 
 let service: TurndownService | undefined;
 
+/**
+ * Elements turndown is given at most. On linkedom it costs some 40 µs per node (it clones the tree and
+ * walks it several times), so a page of 5 MB of dense inline markup would take minutes.
+ */
+export const MAX_MARKDOWN_ELEMENTS = 20_000;
+
+const INLINE_ELEMENTS = new Set([
+  'a',
+  'abbr',
+  'b',
+  'bdi',
+  'bdo',
+  'cite',
+  'code',
+  'data',
+  'del',
+  'dfn',
+  'em',
+  'font',
+  'i',
+  'ins',
+  'kbd',
+  'mark',
+  'q',
+  's',
+  'samp',
+  'small',
+  'span',
+  'strike',
+  'strong',
+  'sub',
+  'sup',
+  'time',
+  'tt',
+  'u',
+  'var',
+]);
+
+/** Converts `root` (mutating it when it is over the element budget). */
 export function toMarkdown(root: Element): string {
   service ??= createService();
+  if (!boundElements(root)) {
+    // Still over budget with inline markup gone: tens of thousands of blocks. Headings, code and
+    // paragraphs of text only, in one linear walk.
+    return normalizeMarkdown(plainBlocks(root));
+  }
   return normalizeMarkdown(service.turndown(root as unknown as TurndownService.Node));
+}
+
+/**
+ * Keeps the work bounded: over {@link MAX_MARKDOWN_ELEMENTS}, inline formatting outside code blocks
+ * becomes plain text (links and emphasis are what a pathological page loses; its words stay).
+ * Returns false when the blocks alone are still over the budget.
+ */
+function boundElements(root: Element): boolean {
+  const all = root.querySelectorAll('*');
+  if (all.length <= MAX_MARKDOWN_ELEMENTS) return true;
+  // Blocks holding only inline markup get their text in one operation each: replacing elements one
+  // by one costs as much as converting them.
+  const blocks = new Set<Element>();
+  for (const el of Array.from(all)) {
+    const parent = el.parentElement;
+    if (INLINE_ELEMENTS.has(el.localName) && parent && !INLINE_ELEMENTS.has(parent.localName))
+      blocks.add(parent);
+  }
+  for (const block of blocks) {
+    if (block.localName === 'pre' || block.closest('pre')) continue;
+    const onlyInline = Array.from(block.children).every(
+      (child) => INLINE_ELEMENTS.has(child.localName) || child.localName === 'br',
+    );
+    if (onlyInline && block.querySelector('pre') === null) block.textContent = block.textContent ?? '';
+  }
+  return root.querySelectorAll('*').length <= MAX_MARKDOWN_ELEMENTS;
+}
+
+const TEXT_BLOCKS = new Set([
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'figcaption',
+  'figure',
+  'footer',
+  'header',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'section',
+  'table',
+  'td',
+  'th',
+  'tr',
+  'ul',
+]);
+
+/** `root` as headings, fenced code and paragraphs of plain text, without turndown. */
+function plainBlocks(root: Element): string {
+  const out: string[] = [];
+  const stack: (Node | string)[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as Node | string;
+    if (typeof node === 'string') {
+      out.push(node);
+      continue;
+    }
+    if (node.nodeType === 3) {
+      const text = (node.nodeValue ?? '').replace(/\s+/g, ' ');
+      out.push(out[out.length - 1]?.endsWith('\n') ? text.trimStart() : text);
+      continue;
+    }
+    if (node.nodeType !== 1) continue;
+    const el = node as Element;
+    const name = el.localName;
+    if (name === 'pre') {
+      out.push(fence(el));
+      continue;
+    }
+    if (name === 'br') out.push('\n');
+    const heading = /^h([1-6])$/.exec(name);
+    if (heading) {
+      out.push(`\n\n${'#'.repeat(Number(heading[1]))} `);
+      stack.push('\n\n');
+    } else if (TEXT_BLOCKS.has(name)) {
+      out.push('\n\n');
+      stack.push('\n\n');
+    }
+    const children = el.childNodes;
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Node);
+  }
+  return out.join('');
 }
 
 function createService(): TurndownService {
