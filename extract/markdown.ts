@@ -333,7 +333,10 @@ const ADMONITION_TITLE_SELECTOR =
   '.admonition-title, .markdown-alert-title, .admonition-heading, [class*="admonitionHeading"], .callout-title';
 
 function isAdmonitionTitle(el: Element): boolean {
-  if (typeof el.matches !== 'function' || !el.matches(ADMONITION_TITLE_SELECTOR)) return false;
+  // turndown asks every node: a substring test first keeps selector matching off the hot path.
+  const classes = el.getAttribute?.('class') ?? '';
+  if (!/admonition|alert-title|callout-title/i.test(classes) || !el.matches(ADMONITION_TITLE_SELECTOR))
+    return false;
   const box = el.parentElement?.closest?.('div, aside, section');
   return box !== null && box !== undefined && isAdmonition(box);
 }
