@@ -103,6 +103,8 @@ function htmlTableShape(table: Element): { rows: number; width: number; hasHeade
 }
 
 function expectStructure(markdown: string): void {
+  // Already normal: normalising again changes nothing.
+  expect(normalizeMarkdown(markdown)).toBe(markdown);
   const levels = headingLevels(markdown);
   expect(levels[0]).toBe(1);
   expect(levels.filter((level) => level === 1)).toHaveLength(1);
