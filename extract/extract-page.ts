@@ -21,6 +21,7 @@ import {
 import { type DomKind, parseDocument } from './dom';
 import { normalizeContent, toMarkdown } from './markdown';
 import { extractMetadata, type PageMetadata, readingTimeMinutes } from './metadata';
+import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
 import { sanitizeHtml } from './sanitize';
 
 /** Seed 004's chain: landmarks first, then containers of common documentation and blog generators. */
@@ -80,6 +81,18 @@ export interface ExtractedPage {
 
 /** schema.org / og types whose comments are the content (threads, Q&A), so comment containers stay. */
 const DISCUSSION_TYPES = /discussion|forum|qapage|question|answer|comment|socialmedia/i;
+
+/**
+ * A group of repeated blocks replaces Readability's pick when it holds this many times its words:
+ * Readability then kept one post or card of many.
+ */
+const GROUP_OVER_READABILITY = 1.5;
+/** Without a Readability pick, the group must hold this share of the words left in the body. */
+const GROUP_SHARE_OF_BODY = 0.5;
+/** Levels above the group searched for Readability's pick. */
+const MAX_CLIMB = 3;
+/** A group that does not hold Readability's pick needs this many times its words. */
+const GROUP_OVER_UNRELATED_READABILITY = 3;
 
 /** Above this link density a chain candidate is treated as navigation and Readability is preferred. */
 const MAX_CHAIN_LINK_DENSITY = 0.5;
@@ -143,14 +156,53 @@ function chooseContent(
       : selectByChain(doc, opts.selectors, opts.minChainWords, chrome);
   if (chain && (opts.strategy === 'chain' || chain.linkDensity <= MAX_CHAIN_LINK_DENSITY)) return chain;
   const readable = opts.strategy === 'chain' ? undefined : runReadability(doc);
+  const body = reparse().body;
+  if (body) removeChrome(body, chrome);
+  const group = opts.strategy === 'auto' && body ? findRepeatedGroup(body) : undefined;
+  const container = group ? groupContainer(group, readable, body) : undefined;
+  if (group && container) return measure(container, `repeated:${group.signature}`);
   if (readable && readable.words > 0) return readable;
   if (chain) return chain;
-  const body = reparse().body;
   if (!body) return undefined;
-  removeChrome(body);
   const candidate = measure(body, 'body');
   return candidate.words > 0 ? candidate : undefined;
 }
+
+/**
+ * Where the repeated group beats Readability, the element to extract; else undefined. When the group
+ * is much larger than Readability's pick and the pick lies in or near it, Readability kept one post or
+ * card of many: the answer is the nearest ancestor of the group that also holds the pick (a thread's
+ * first post often sits beside the replies' list). A larger group that does not hold the pick must be
+ * far larger to win (a related-items rail next to a real article is not). With no pick, the group
+ * must hold a fair share of the page.
+ */
+function groupContainer(
+  group: RepeatedGroup,
+  readable: Candidate | undefined,
+  body: Element | null,
+): Element | undefined {
+  if (!readable || readable.words === 0) {
+    const bodyWords = body ? countWords(body.textContent ?? '') : 0;
+    return group.words >= GROUP_SHARE_OF_BODY * bodyWords ? group.container : undefined;
+  }
+  const ratio = group.score / readable.words;
+  if (ratio <= GROUP_OVER_READABILITY) return undefined;
+  const sample = squash(longestLine(blockText(readable.root)));
+  let el: Element | null = group.container;
+  for (let climb = 0; el !== null && el !== body && climb <= MAX_CLIMB; climb++, el = el.parentElement) {
+    if (squash(el.textContent ?? '').includes(sample)) return el;
+  }
+  return ratio > GROUP_OVER_UNRELATED_READABILITY ? group.container : undefined;
+}
+
+/** Longest line of a block text, at most 200 characters of it: a fingerprint of where the text came from. */
+function longestLine(text: string): string {
+  let best = '';
+  for (const line of text.split('\n')) if (line.length > best.length) best = line;
+  return best.trim().slice(0, 200);
+}
+
+const squash = (text: string) => text.replace(/\s+/g, '');
 
 function runReadability(doc: Document): Candidate | undefined {
   try {
