@@ -34,8 +34,11 @@ export interface EmbedderOptions extends ModelDirOptions {
   batchSize?: number;
   /**
    * Tokens per input, [CLS] and [SEP] included, at most the model's position limit (512 for
-   * BERT). sentence-transformers trains and runs MiniLM at 256, so text past that is weakly
-   * represented; the chunker keeps chunks well below either limit. @default the model's limit
+   * BERT). @default the `max_seq_length` of the model's `sentence_bert_config.json` (256 for
+   * all-MiniLM-L6-v2: the length it was trained at and sentence-transformers runs it at; text past
+   * it is weakly represented and costs quadratic attention), else the position limit. Chunks are
+   * longer (about 512 tokens): their vector represents their first `maxTokens` tokens, and full-text
+   * search covers all of their text.
    */
   maxTokens?: number;
   /** onnxruntime intra-op threads. @default onnxruntime's choice (one per core) */
@@ -149,6 +152,19 @@ function meanPoolNormalised(
   });
 }
 
+/** `max_seq_length` from a sentence-transformers model directory, when it has one. */
+function trainedSequenceLength(dir: string): number | undefined {
+  try {
+    const config = JSON.parse(readFileSync(path.join(dir, 'sentence_bert_config.json'), 'utf8')) as {
+      max_seq_length?: unknown;
+    };
+    const length = config.max_seq_length;
+    return typeof length === 'number' && Number.isInteger(length) && length >= 2 ? length : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextEmbedder> {
   const dir = await resolveModelDir(options);
   const modelPath = path.join(dir, MODEL_FILE);
@@ -167,7 +183,10 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
       );
     }
   }
-  const maxTokens = Math.min(options.maxTokens ?? tokenizer.modelMaxLength, tokenizer.modelMaxLength);
+  const maxTokens = Math.min(
+    options.maxTokens ?? trainedSequenceLength(dir) ?? tokenizer.modelMaxLength,
+    tokenizer.modelMaxLength,
+  );
   if (maxTokens < 2) throw new Error(`maxTokens must be at least 2 ([CLS] and [SEP]), got ${maxTokens}`);
   const batchSize = options.batchSize ?? 32;
   if (!Number.isInteger(batchSize) || batchSize < 1)

