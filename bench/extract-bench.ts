@@ -30,6 +30,8 @@ interface PageScore {
   ours: number;
   baseline: number;
   oursMs: number;
+  /** CPU time of the process during our extraction: on a loaded machine, closer to one core's cost than wall time. */
+  oursCpuMs: number;
   baselineMs: number;
   strategy: string;
   fullStrategy: string;
@@ -74,8 +76,11 @@ for (const [index, page] of truth.entries()) {
   const expected = words(page.main_content);
 
   let started = performance.now();
+  const cpuStart = process.cpuUsage();
   const ours = extractPage(html, page.url, { dom: opts.dom, strategy: opts.strategy });
   const oursMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuStart);
+  const oursCpuMs = (cpu.user + cpu.system) / 1000;
 
   started = performance.now();
   const baselineText = bareReadability(html, page.url, opts.dom);
@@ -87,6 +92,7 @@ for (const [index, page] of truth.entries()) {
     ours: f1(words(ours.text), expected),
     baseline: f1(words(baselineText), expected),
     oursMs,
+    oursCpuMs,
     baselineMs,
     strategy: ours.strategy.startsWith('selector:') ? 'selector' : ours.strategy,
     fullStrategy: ours.strategy,
@@ -175,6 +181,22 @@ const summary = {
         1,
       ),
     },
+    oursCpu: {
+      median: round(
+        percentile(
+          scores.map((s) => s.oursCpuMs),
+          0.5,
+        ),
+        1,
+      ),
+      p95: round(
+        percentile(
+          scores.map((s) => s.oursCpuMs),
+          0.95,
+        ),
+        1,
+      ),
+    },
     readability: {
       median: round(
         percentile(
@@ -203,6 +225,7 @@ const lines = [
   '',
   row(['ms per page', 'median', 'p95']),
   row(['gleaner', summary.ms.ours.median, summary.ms.ours.p95]),
+  row(['gleaner cpu', summary.ms.oursCpu.median, summary.ms.oursCpu.p95]),
   row(['readability', summary.ms.readability.median, summary.ms.readability.p95]),
   '',
   `strategies: ${JSON.stringify(strategies)}  (dom ${opts.dom})`,

@@ -73,7 +73,11 @@ export interface ExtractedPage {
   metadata: PageMetadata;
   /** 0–1: how likely `text` is the page's main content (words found, share not in links, strategy). */
   confidence: number;
-  /** What produced the content: `selector:<css>`, `readability`, `body`, `empty`, or `failed: <reason>`. */
+  /**
+   * What produced the content: `selector:<css>`, `readability`, `repeated:<tag.class>` (many alike
+   * posts, cards or sections), `body`, `metadata:description` (the body had no text), `empty`, or
+   * `failed: <reason>`.
+   */
   strategy: string;
   /** Set when the input was longer than `maxInputChars` and cut. */
   truncated?: true;
@@ -122,7 +126,9 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
   // Metadata reads the untouched <head> first; Readability mutates the document afterwards.
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
   const chrome = { dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType) };
-  const chosen = chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom));
+  const chosen =
+    chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom)) ??
+    descriptionOnly(doc, metaProbe.description);
   const text = chosen ? blockText(chosen.root) : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
@@ -217,10 +223,34 @@ function runReadability(doc: Document): Candidate | undefined {
   }
 }
 
+/**
+ * Pages whose body is empty until scripts run (single-page apps, some forums) often still describe
+ * themselves in `<meta>`: a summary is better than nothing, and the strategy says that is all it is.
+ */
+function descriptionOnly(doc: Document, description: string | undefined): Candidate | undefined {
+  if (!description) return undefined;
+  const root = doc.createElement('div');
+  const paragraph = doc.createElement('p');
+  paragraph.textContent = description;
+  root.appendChild(paragraph);
+  const candidate = measure(root, 'metadata:description');
+  return candidate.words > 0 ? candidate : undefined;
+}
+
+const STRATEGY_CONFIDENCE: Record<string, number> = {
+  body: 0.4,
+  readability: 0.8,
+  repeated: 0.7,
+  'metadata:description': 0.2,
+};
+
 function confidenceOf(candidate: Candidate): number {
   const amount = Math.min(1, candidate.words / 300);
-  const base = candidate.strategy === 'body' ? 0.4 : candidate.strategy === 'readability' ? 0.8 : 0.9;
-  return Math.round(base * amount * (1 - candidate.linkDensity) * 100) / 100;
+  const kind = candidate.strategy.startsWith('repeated:') ? 'repeated' : candidate.strategy;
+  // A description is short by nature: do not also punish it for being short.
+  const scaled = kind === 'metadata:description' ? 1 : amount;
+  const base = STRATEGY_CONFIDENCE[kind] ?? 0.9;
+  return Math.round(base * scaled * (1 - candidate.linkDensity) * 100) / 100;
 }
 
 function resolveBase(doc: Document, url: string | undefined): string | undefined {
