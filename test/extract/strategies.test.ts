@@ -1,0 +1,128 @@
+/**
+ * Extraction strategies beyond one node: repeated posts and cards, reader comments, and pages whose
+ * body is empty. Pages are built here so each asserts one structure; the WCXB bench measures them at
+ * scale (bench:extract).
+ */
+import { describe, expect, it } from 'vitest';
+import { extractPage } from '../../extract';
+import { parseDocument } from '../../extract/dom';
+import { findRepeatedGroup } from '../../extract/repeated-blocks';
+
+const WORDS = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor'.split(' ');
+
+/** `n` words of filler with a marker word first, so each block is recognisable in the output. */
+function prose(marker: string, n: number): string {
+  const out = [marker];
+  for (let i = 1; i < n; i++) out.push(WORDS[i % WORDS.length] ?? 'x');
+  return `${out.join(' ')}.`;
+}
+
+function page(body: string, head = ''): string {
+  return `<!DOCTYPE html><html lang="en"><head><title>Test page</title>${head}</head><body>${body}</body></html>`;
+}
+
+const siteChrome = `<div class="top"><a href="/">Home</a> <a href="/forums">Forums</a> <a href="/help">Help</a></div>`;
+
+describe('repeated posts and cards', () => {
+  it('keeps every post of a thread whose first post sits beside the list of replies', () => {
+    const replies = Array.from(
+      { length: 8 },
+      (_, i) =>
+        `<article class="post post-${i}"><div class="user">user${i}</div><div class="body"><p>${prose(`replymarker${i}`, 60)}</p></div></article>`,
+    ).join('');
+    const html = page(
+      `${siteChrome}<div class="thread"><h1>Which telescope?</h1>` +
+        `<div class="first-post"><p>${prose('openingmarker', 80)}</p><p>${prose('openingmore', 60)}</p></div>` +
+        `<div class="replies">${replies}</div></div>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/thread/1');
+    expect(result.strategy).toMatch(/^repeated:article\.post/);
+    expect(result.text).toContain('openingmarker');
+    for (let i = 0; i < 8; i++) expect(result.text).toContain(`replymarker${i}`);
+    expect(result.text).not.toContain('Forums');
+    expect(result.confidence).toBeGreaterThan(0);
+    expect(result.markdown).toContain('replymarker7');
+  });
+
+  it('keeps every card of a listing, title and summary', () => {
+    const cards = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `<li class="card"><h3><a href="/item/${i}">Card title ${i}</a></h3><p>${prose(`summarymarker${i}`, 14)}</p></li>`,
+    ).join('');
+    const html = page(`${siteChrome}<div class="listing"><ul class="cards">${cards}</ul></div>`);
+    const result = extractPage(html, 'http://127.0.0.1/list');
+    // Readability manages a flat list itself; either way no card may be lost.
+    expect(result.strategy).toMatch(/^(?:readability|repeated:li\.card)$/);
+    for (let i = 0; i < 12; i++) {
+      expect(result.text).toContain(`Card title ${i}`);
+      expect(result.text).toContain(`summarymarker${i}`);
+    }
+  });
+
+  it('leaves a real article alone when a larger related-items rail sits beside it', () => {
+    const rail = Array.from(
+      { length: 30 },
+      (_, i) => `<div class="tile"><a href="/other/${i}">${prose(`railmarker${i}`, 12)}</a></div>`,
+    ).join('');
+    const html = page(
+      `<div class="story"><h1>Story</h1>${Array.from({ length: 6 }, (_, i) => `<p>${prose(`storymarker${i}`, 40)}</p>`).join('')}</div>` +
+        `<div class="rail">${rail}</div>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/story');
+    expect(result.strategy).toBe('readability');
+    expect(result.text).toContain('storymarker5');
+    expect(result.text).not.toContain('railmarker3');
+  });
+
+  it('does not take a menu of one-word links for repeated content', () => {
+    const menu = Array.from(
+      { length: 40 },
+      (_, i) => `<li class="item"><a href="/m/${i}">Item${i}</a></li>`,
+    ).join('');
+    const doc = parseDocument(page(`<ul class="menu-list">${menu}</ul>`), undefined, 'linkedom');
+    expect(findRepeatedGroup(doc.body)).toBeUndefined();
+  });
+});
+
+describe('reader comments', () => {
+  const comments = Array.from(
+    { length: 20 },
+    (_, i) =>
+      `<li class="comment"><p class="comment-author">reader${i}</p><p>${prose(`commentmarker${i}`, 30)}</p></li>`,
+  ).join('');
+  const body = `<main><h1>Garden spray</h1>${Array.from({ length: 5 }, (_, i) => `<p>${prose(`articlemarker${i}`, 50)}</p>`).join('')}<div id="comments"><ol class="comment-list">${comments}</ol></div></main>`;
+
+  it('drops the comment section under an article, even when it is longer than the article', () => {
+    const result = extractPage(page(body), 'http://127.0.0.1/post');
+    expect(result.strategy).toBe('selector:main');
+    expect(result.text).toContain('articlemarker4');
+    expect(result.text).not.toContain('commentmarker');
+  });
+
+  it('keeps comments on a page that declares itself a discussion', () => {
+    const ld = `<script type="application/ld+json">{"@context":"https://schema.org","@type":"DiscussionForumPosting","headline":"Garden spray"}</script>`;
+    const result = extractPage(page(body, ld), 'http://127.0.0.1/post');
+    expect(result.metadata.contentType).toBe('discussionforumposting');
+    expect(result.text).toContain('commentmarker19');
+  });
+});
+
+describe('pages whose body has no text', () => {
+  it('answers with the meta description and says so', () => {
+    const head =
+      '<meta name="description" content="Howdy everyone, I am new to astronomy and want a first telescope.">';
+    const result = extractPage(page('<section id="main"></section>', head), 'http://127.0.0.1/t/1');
+    expect(result.strategy).toBe('metadata:description');
+    expect(result.text).toBe('Howdy everyone, I am new to astronomy and want a first telescope.');
+    expect(result.confidence).toBeGreaterThan(0);
+    expect(result.confidence).toBeLessThanOrEqual(0.2);
+  });
+
+  it('is still empty with no description', () => {
+    const result = extractPage(page('<section id="main"></section>'), 'http://127.0.0.1/t/2');
+    expect(result.strategy).toBe('empty');
+    expect(result.text).toBe('');
+    expect(result.confidence).toBe(0);
+  });
+});
