@@ -448,6 +448,11 @@ async function benchNative(
     if (Number(loaded.rows[0]?.n) >= CHUNKS) {
       // A corpus kept from an earlier run (--keep-data): measure again with the current search SQL.
       log(`  reusing ${loaded.rows[0]?.n} chunks in ${postgres.dataDir}`);
+      // (Earlier drafts of 006 had other signatures; drop them so calls stay unambiguous.)
+      await db.exec('DROP FUNCTION IF EXISTS gleaner_tsquery(regconfig, text)');
+      await db.exec(
+        'DROP FUNCTION IF EXISTS gleaner_search(text, vector, integer, text, text, text, integer, integer, text, integer)',
+      );
       await db.exec(readFileSync(path.join(repoRoot(), 'db', 'migrations', '006_search.sql'), 'utf8'));
       await measureNative(db, embedder, 0, 0);
       return;

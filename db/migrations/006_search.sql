@@ -92,6 +92,10 @@ $$;
 -- full-text runs; with search_mode 'vector' only the kNN. `vector_rank` / `text_rank` say which
 -- retriever found a hit and where (NULL: not in that retriever's pool).
 --
+-- Full text ranks at most `max_text_candidates` matching chunks per tier: a query whose words are
+-- in more chunks than that (one very common word) ranks an arbitrary subset of them, which keeps
+-- its cost bounded on a large corpus; the vector retriever still ranks the whole corpus.
+--
 -- hnsw.iterative_scan lets the HNSW index keep scanning until `pool_size` rows pass the filters
 -- (and past hnsw.ef_search), instead of returning fewer rows than asked.
 CREATE OR REPLACE FUNCTION gleaner_search(
@@ -104,7 +108,8 @@ CREATE OR REPLACE FUNCTION gleaner_search(
   per_page        integer DEFAULT 2,
   pool_size       integer DEFAULT 100,
   search_mode     text DEFAULT 'hybrid',
-  rrf_k           integer DEFAULT 60
+  rrf_k           integer DEFAULT 60,
+  max_text_candidates integer DEFAULT 2000
 )
 RETURNS TABLE (
   chunk_id     bigint,
@@ -123,16 +128,20 @@ AS $$
 WITH RECURSIVE unfiltered AS (
   SELECT domain_filter IS NULL AND crawl_filter IS NULL AND path_prefix IS NULL AS yes
 ),
+-- With filters, the pages they admit, found once (a hashed set) rather than tested per chunk.
+pages_in_scope AS MATERIALIZED (
+  SELECT p.id
+    FROM pages p
+   WHERE NOT (SELECT yes FROM unfiltered)
+     AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)
+),
 knn AS (
   SELECT c.id, c.embedding <=> query_embedding AS distance
     FROM chunks c
    WHERE query_embedding IS NOT NULL
      AND c.embedding IS NOT NULL
      AND search_mode IN ('hybrid', 'vector')
-     AND ((SELECT yes FROM unfiltered)
-          OR EXISTS (SELECT 1 FROM pages p
-                      WHERE p.id = c.page_id
-                        AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)))
+     AND ((SELECT yes FROM unfiltered) OR c.page_id IN (SELECT id FROM pages_in_scope))
    ORDER BY c.embedding <=> query_embedding
    LIMIT pool_size
 ),
@@ -165,13 +174,12 @@ text_all AS MATERIALIZED (
     FROM text_queries tq
     CROSS JOIN LATERAL (
       SELECT c.id, ts_rank_cd(c.tsv, tq.q_all) AS rank
-        FROM chunks c
-       WHERE c.tsv @@ tq.q_all
-         AND c.ts_config = tq.config
-         AND ((SELECT yes FROM unfiltered)
-              OR EXISTS (SELECT 1 FROM pages p
-                          WHERE p.id = c.page_id
-                            AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)))
+        FROM (SELECT c.id, c.tsv
+                FROM chunks c
+               WHERE c.tsv @@ tq.q_all
+                 AND c.ts_config = tq.config
+                 AND ((SELECT yes FROM unfiltered) OR c.page_id IN (SELECT id FROM pages_in_scope))
+               LIMIT max_text_candidates) c
        ORDER BY rank DESC, c.id
        LIMIT pool_size
     ) m
@@ -183,13 +191,12 @@ text_any AS (
     FROM text_queries tq
     CROSS JOIN LATERAL (
       SELECT c.id, ts_rank_cd(c.tsv, tq.q_any) AS rank
-        FROM chunks c
-       WHERE c.tsv @@ tq.q_any
-         AND c.ts_config = tq.config
-         AND ((SELECT yes FROM unfiltered)
-              OR EXISTS (SELECT 1 FROM pages p
-                          WHERE p.id = c.page_id
-                            AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)))
+        FROM (SELECT c.id, c.tsv
+                FROM chunks c
+               WHERE c.tsv @@ tq.q_any
+                 AND c.ts_config = tq.config
+                 AND ((SELECT yes FROM unfiltered) OR c.page_id IN (SELECT id FROM pages_in_scope))
+               LIMIT max_text_candidates) c
        ORDER BY rank DESC, c.id
        LIMIT pool_size
     ) m
@@ -232,7 +239,7 @@ SELECT c.id, c.page_id, p.url, p.title, c.heading_path, c.content,
  LIMIT k
 $$;
 
-COMMENT ON FUNCTION gleaner_search(text, vector, integer, text, text, text, integer, integer, text, integer) IS
+COMMENT ON FUNCTION gleaner_search(text, vector, integer, text, text, text, integer, integer, text, integer, integer) IS
   'Hybrid (vector kNN + full-text) search over chunks fused by reciprocal rank fusion; NULL query_embedding searches by words only. See db/migrations/006_search.sql.';
 
 COMMENT ON VIEW search_chunks IS 'Chunks joined with their pages (url, origin, host, path, crawl, title, language) for ad-hoc SQL.';
