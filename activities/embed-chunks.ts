@@ -8,6 +8,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
+import { searchableText } from '../domain/search-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 
 export interface EmbedPageInput {
@@ -172,10 +173,12 @@ export function planBatches<T extends { token_count: number }>(
 /**
  * The embedded text is the heading path, a blank line, then the chunk: a chunk such as "Use
  * `n_calls` to set the budget" means little alone, and its headings ("gp_minimize > Parameters")
- * say what it is about, which is what a question is matched against.
+ * say what it is about, which is what a question is matched against. Link targets and escapes
+ * are taken out first (domain/search-text.ts): the model's few hundred tokens go to words.
  */
 export function embeddingText(chunk: { heading_text: string; content: string }): string {
-  return chunk.heading_text ? `${chunk.heading_text}\n\n${chunk.content}` : chunk.content;
+  const content = searchableText(chunk.content);
+  return chunk.heading_text ? `${chunk.heading_text}\n\n${content}` : content;
 }
 
 export function createEmbedActivities(deps: EmbedActivityDeps) {
