@@ -75,7 +75,7 @@ export interface ExtractedPage {
   confidence: number;
   /**
    * What produced the content: `selector:<css>`, `readability`, `repeated:<tag.class>` (many alike
-   * posts, cards or sections), `body`, `metadata:description` (the body had no text), `empty`, or
+   * posts, cards or sections), `body`, `empty`, or
    * `failed: <reason>`.
    */
   strategy: string;
@@ -126,9 +126,7 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
   // Metadata reads the untouched <head> first; Readability mutates the document afterwards.
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
   const chrome = { dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType) };
-  const chosen =
-    chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom)) ??
-    descriptionOnly(doc, metaProbe.description);
+  const chosen = chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom));
   const text = chosen ? blockText(chosen.root) : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
@@ -164,7 +162,10 @@ function chooseContent(
   const readable = opts.strategy === 'chain' ? undefined : runReadability(doc);
   const body = reparse().body;
   if (body) removeChrome(body, chrome);
-  const group = opts.strategy === 'auto' && body ? findRepeatedGroup(body) : undefined;
+  const group =
+    opts.strategy === 'auto' && body
+      ? findRepeatedGroup(body, { skipComments: chrome.dropComments })
+      : undefined;
   const container = group ? groupContainer(group, readable, body) : undefined;
   if (group && container) return measure(container, `repeated:${group.signature}`);
   if (readable && readable.words > 0) return readable;
@@ -223,34 +224,17 @@ function runReadability(doc: Document): Candidate | undefined {
   }
 }
 
-/**
- * Pages whose body is empty until scripts run (single-page apps, some forums) often still describe
- * themselves in `<meta>`: a summary is better than nothing, and the strategy says that is all it is.
- */
-function descriptionOnly(doc: Document, description: string | undefined): Candidate | undefined {
-  if (!description) return undefined;
-  const root = doc.createElement('div');
-  const paragraph = doc.createElement('p');
-  paragraph.textContent = description;
-  root.appendChild(paragraph);
-  const candidate = measure(root, 'metadata:description');
-  return candidate.words > 0 ? candidate : undefined;
-}
-
 const STRATEGY_CONFIDENCE: Record<string, number> = {
   body: 0.4,
   readability: 0.8,
   repeated: 0.7,
-  'metadata:description': 0.2,
 };
 
 function confidenceOf(candidate: Candidate): number {
   const amount = Math.min(1, candidate.words / 300);
   const kind = candidate.strategy.startsWith('repeated:') ? 'repeated' : candidate.strategy;
-  // A description is short by nature: do not also punish it for being short.
-  const scaled = kind === 'metadata:description' ? 1 : amount;
   const base = STRATEGY_CONFIDENCE[kind] ?? 0.9;
-  return Math.round(base * scaled * (1 - candidate.linkDensity) * 100) / 100;
+  return Math.round(base * amount * (1 - candidate.linkDensity) * 100) / 100;
 }
 
 function resolveBase(doc: Document, url: string | undefined): string | undefined {

@@ -33,8 +33,15 @@ interface Counts {
   linkWords: number;
 }
 
+export interface GroupOptions {
+  /** Ignore units named as comments: under an article they are readers' comments, not the content. */
+  skipComments?: boolean;
+}
+
+const COMMENT_UNIT = /comment/i;
+
 /** The highest-scoring group of repeated children under `root`, or undefined. One pass over the tree. */
-export function findRepeatedGroup(root: Element): RepeatedGroup | undefined {
+export function findRepeatedGroup(root: Element, options: GroupOptions = {}): RepeatedGroup | undefined {
   const counts = countSubtrees(root);
   let best: RepeatedGroup | undefined;
   const stack: Element[] = [root];
@@ -48,6 +55,7 @@ export function findRepeatedGroup(root: Element): RepeatedGroup | undefined {
     for (const child of children) {
       const tag = child.localName;
       if (!UNIT_TAGS.has(tag)) continue;
+      if (options.skipComments && COMMENT_UNIT.test(child.getAttribute('class') ?? '')) continue;
       const signature = `${tag}.${firstClass(child)}`;
       const group = groups.get(signature);
       if (group) group.push(child);

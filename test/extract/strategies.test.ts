@@ -109,18 +109,12 @@ describe('reader comments', () => {
 });
 
 describe('pages whose body has no text', () => {
-  it('answers with the meta description and says so', () => {
+  // Measured: answering with the meta description cost F1 on wcxb-dev (pages whose main content is
+  // truly empty outnumber the gain), so an empty body is reported as such.
+  it('reports an empty body as empty, with zero confidence, even with a meta description', () => {
     const head =
       '<meta name="description" content="Howdy everyone, I am new to astronomy and want a first telescope.">';
-    const result = extractPage(page('<section id="main"></section>', head), 'http://127.0.0.1/t/1');
-    expect(result.strategy).toBe('metadata:description');
-    expect(result.text).toBe('Howdy everyone, I am new to astronomy and want a first telescope.');
-    expect(result.confidence).toBeGreaterThan(0);
-    expect(result.confidence).toBeLessThanOrEqual(0.2);
-  });
-
-  it('is still empty with no description', () => {
-    const result = extractPage(page('<section id="main"></section>'), 'http://127.0.0.1/t/2');
+    const result = extractPage(page('<section id="main"></section>', head), 'http://127.0.0.1/t/2');
     expect(result.strategy).toBe('empty');
     expect(result.text).toBe('');
     expect(result.confidence).toBe(0);
