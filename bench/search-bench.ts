@@ -443,6 +443,8 @@ async function benchNative(
   const postgres = await startNativePostgres(args['keep-data'] ? { dataDir: args['keep-data'] } : {});
   const db = new PgDatabase(postgres.url, { maxConnections: 2 });
   try {
+    // A kept corpus from an earlier draft of 006, whose view blocked migration 007.
+    await db.exec('DROP VIEW IF EXISTS search_chunks');
     await migrate(db);
     const loaded = await db.query<{ n: number }>('SELECT count(*) AS n FROM chunks');
     if (Number(loaded.rows[0]?.n) >= CHUNKS) {

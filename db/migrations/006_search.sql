@@ -25,7 +25,8 @@ CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw_idx ON chunks USING hnsw (embed
 CREATE INDEX IF NOT EXISTS chunks_ts_config_idx ON chunks (ts_config);
 
 -- One row per chunk with its page's URL, origin, host, path, crawl and language: the join every
--- ad-hoc query starts with.
+-- ad-hoc query starts with. It leaves out chunks.tsv so later migrations can redefine that
+-- generated column (a view depending on it would block ALTER ... SET EXPRESSION).
 CREATE OR REPLACE VIEW search_chunks AS
 SELECT c.id AS chunk_id,
        c.page_id,
@@ -42,7 +43,6 @@ SELECT c.id AS chunk_id,
        c.content,
        c.token_count,
        c.ts_config,
-       c.tsv,
        c.embedding,
        c.embedding_model
   FROM chunks c
@@ -128,20 +128,16 @@ AS $$
 WITH RECURSIVE unfiltered AS (
   SELECT domain_filter IS NULL AND crawl_filter IS NULL AND path_prefix IS NULL AS yes
 ),
--- With filters, the pages they admit, found once (a hashed set) rather than tested per chunk.
-pages_in_scope AS MATERIALIZED (
-  SELECT p.id
-    FROM pages p
-   WHERE NOT (SELECT yes FROM unfiltered)
-     AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)
-),
 knn AS (
   SELECT c.id, c.embedding <=> query_embedding AS distance
     FROM chunks c
    WHERE query_embedding IS NOT NULL
      AND c.embedding IS NOT NULL
      AND search_mode IN ('hybrid', 'vector')
-     AND ((SELECT yes FROM unfiltered) OR c.page_id IN (SELECT id FROM pages_in_scope))
+     AND ((SELECT yes FROM unfiltered)
+          OR EXISTS (SELECT 1 FROM pages p
+                      WHERE p.id = c.page_id
+                        AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)))
    ORDER BY c.embedding <=> query_embedding
    LIMIT pool_size
 ),
@@ -178,7 +174,10 @@ text_all AS MATERIALIZED (
                 FROM chunks c
                WHERE c.tsv @@ tq.q_all
                  AND c.ts_config = tq.config
-                 AND ((SELECT yes FROM unfiltered) OR c.page_id IN (SELECT id FROM pages_in_scope))
+                 AND ((SELECT yes FROM unfiltered)
+          OR EXISTS (SELECT 1 FROM pages p
+                      WHERE p.id = c.page_id
+                        AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)))
                LIMIT max_text_candidates) c
        ORDER BY rank DESC, c.id
        LIMIT pool_size
@@ -195,7 +194,10 @@ text_any AS (
                 FROM chunks c
                WHERE c.tsv @@ tq.q_any
                  AND c.ts_config = tq.config
-                 AND ((SELECT yes FROM unfiltered) OR c.page_id IN (SELECT id FROM pages_in_scope))
+                 AND ((SELECT yes FROM unfiltered)
+          OR EXISTS (SELECT 1 FROM pages p
+                      WHERE p.id = c.page_id
+                        AND gleaner_page_matches(p.url, p.origin, p.crawl_id, domain_filter, crawl_filter, path_prefix)))
                LIMIT max_text_candidates) c
        ORDER BY rank DESC, c.id
        LIMIT pool_size
