@@ -64,6 +64,18 @@ describe('gleaner crawl on the embedded default', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'COMPLETED', summary: { pagesFetched: 6 } });
 
+    // Nothing configured, the corpus searchable by meaning: the page titled "Page 3 …" is found.
+    const search = await runGleaner(['search', 'page 3', '--k', '3', '--json'], { GLEANER_HOME: home });
+    expect(search.code, search.stderr).toBe(0);
+    const found = JSON.parse(search.stdout) as {
+      mode: string;
+      hits: Array<{ url: string; retrievers: string[] }>;
+    };
+    expect(found.mode).toBe('hybrid');
+    expect(found.hits.length).toBeGreaterThan(0);
+    expect(found.hits.map((hit) => hit.url)).toContain(`${site.origin}/page-3.html`);
+    expect(found.hits.some((hit) => hit.retrievers.includes('vector'))).toBe(true);
+
     const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
     try {
       const crawls = await db.query<{ id: string; status: string }>(
@@ -74,6 +86,11 @@ describe('gleaner crawl on the embedded default', () => {
         'SELECT count(*)::int AS n, count(DISTINCT url)::int AS distinct_urls FROM pages',
       );
       expect(pages.rows[0]).toEqual({ n: 6, distinct_urls: 6 });
+      const chunks = await db.query<{ n: number; embedded: number }>(
+        'SELECT count(*)::int AS n, count(embedding)::int AS embedded FROM chunks',
+      );
+      expect(chunks.rows[0]?.n).toBeGreaterThanOrEqual(6);
+      expect(chunks.rows[0]?.embedded).toBe(chunks.rows[0]?.n);
     } finally {
       await db.close();
     }
