@@ -73,7 +73,7 @@ SELECT (domain_filter IS NULL
 $$;
 
 -- The words of a query as a tsquery. With match_all, web-search semantics (every word, "quoted
--- phrases", -exclusions, OR). Without, plain questions match ANY of their words (ts_rank_cd then
+-- phrases", -exclusions, OR). Without, plain questions match ANY of their words (ts_rank then
 -- favours chunks holding more of them, close together): a query using web-search syntax keeps it.
 CREATE OR REPLACE FUNCTION gleaner_tsquery(config regconfig, query_text text, match_all boolean DEFAULT false)
 RETURNS tsquery
