@@ -10,6 +10,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { searchableText } from '../domain/search-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
+import { observeEmbed } from '../infra/metrics';
 
 export interface EmbedPageInput {
   pageId: number;
@@ -217,7 +218,9 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
       );
       const rows = texts.rows;
       if (rows.length === 0) continue;
+      const started = performance.now();
       const vectors = await embedder.embed(rows.map(embeddingText));
+      observeEmbed(performance.now() - started, rows.length);
       const written = await db.query(
         `UPDATE chunks AS c SET embedding = v.embedding::vector, embedding_model = $4, embedded_at = now()
            FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS chunk_hash,
