@@ -11,6 +11,7 @@ import type { Database, Queryable } from '../db/database';
 import { searchableText } from '../domain/search-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 import { observeEmbed } from '../infra/metrics';
+import { toVectorLiteral } from '../search/text-embedder';
 
 export interface EmbedPageInput {
   pageId: number;
@@ -49,11 +50,6 @@ interface ChunkText {
   chunk_hash: string;
   heading_text: string;
   content: string;
-}
-
-/** pgvector's text form, accepted by `::vector` on native Postgres and PGlite alike. */
-export function vectorLiteral(vector: Float32Array): string {
-  return `[${Array.from(vector).join(',')}]`;
 }
 
 /** Reports progress when running as a Temporal activity; a no-op when called directly (tests, bench). */
@@ -229,7 +225,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
         [
           rows.map((row) => row.id),
           rows.map((row) => row.chunk_hash),
-          vectors.map((vector) => vectorLiteral(vector)),
+          vectors.map((vector) => toVectorLiteral(vector)),
           model,
         ],
       );
