@@ -93,11 +93,21 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
         process.stdout.write(`${JSON.stringify({ crawlId: spec.crawlId, workflowId, status: 'started' })}\n`);
       return;
     }
-    const stopWatching = watchProgress(runtime.client, spec.crawlId, { quiet: options.json === true });
+    // Cancels the result long-poll and progress queries before the runtime closes the connection
+    // and stops an embedded Temporal: a call still open then would fail as UNAVAILABLE, and the
+    // client's retry would fire on the closed channel and throw outside any promise.
+    const calls = new AbortController();
+    const client = runtime.client;
+    const stopWatching = watchProgress(client, spec.crawlId, {
+      quiet: options.json === true,
+      signal: calls.signal,
+    });
     let summary: CrawlSummary;
     try {
       const outcome = await Promise.race([
-        handle.result().then((result) => ({ summary: result as CrawlSummary })),
+        client
+          .withAbortSignal(calls.signal, () => handle.result())
+          .then((result) => ({ summary: result as CrawlSummary })),
         interrupted().then((signal) => ({ signal })),
       ]);
       if ('signal' in outcome) {
@@ -110,6 +120,7 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
       summary = outcome.summary;
     } finally {
       stopWatching();
+      calls.abort();
     }
     printSummary(summary, options.json === true);
     if (!options.json && runtime.embedded.database && !runtime.embedded.attached) {

@@ -15,27 +15,34 @@ const POLL_MS = 1_000;
 const PLAIN_EVERY_MS = 5_000;
 const MAX_ORIGIN_ROWS = 12;
 
-export function watchProgress(client: Client, crawlId: string, options: { quiet: boolean }): () => void {
+export function watchProgress(
+  client: Client,
+  crawlId: string,
+  options: { quiet: boolean; signal?: AbortSignal },
+): () => void {
   if (options.quiet) return () => {};
   const tty = process.stderr.isTTY === true;
   const started = Date.now();
   let drawnLines = 0;
   let lastPlain = 0;
   let stopped = false;
+  // Queries in flight when the command stops are cancelled, so none is left retrying against a
+  // connection that is about to close.
+  const abortable = <T>(call: () => Promise<T>): Promise<T> =>
+    options.signal ? client.withAbortSignal(options.signal, call) : call();
 
   async function poll(): Promise<void> {
     const crawl = client.workflow.getHandle(crawlWorkflowId(crawlId));
-    const progress = await crawl.query(crawlProgressQuery).catch(() => undefined);
+    const progress = await abortable(() => crawl.query(crawlProgressQuery)).catch(() => undefined);
     if (!progress || stopped) return;
     const live = await Promise.all(
       progress.origins
         .filter((origin) => !origin.done)
         .slice(0, MAX_ORIGIN_ROWS)
         .map((origin) =>
-          client.workflow
-            .getHandle(origin.workflowId)
-            .query(originProgressQuery)
-            .catch(() => undefined),
+          abortable(() => client.workflow.getHandle(origin.workflowId).query(originProgressQuery)).catch(
+            () => undefined,
+          ),
         ),
     );
     if (stopped) return;

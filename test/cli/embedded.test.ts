@@ -127,7 +127,7 @@ describe('gleaner crawl on the embedded default', () => {
       );
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill('SIGINT');
-      expect(await exited).toBe(130);
+      expect(await exited, `exit status; stderr was:\n${stderr}`).toBe(130);
       expect(lastLine(stderr)).toMatch(/^gleaner: interrupted \(SIGINT\); crawl interrupted is saved/);
       expect(existsSync(path.join(crawlHome, 'pgdata.lock'))).toBe(false);
       const fetchedBefore = slow.log.filter((entry) => !isProtocolFile(entry.path)).length;
