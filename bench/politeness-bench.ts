@@ -6,7 +6,15 @@
  * (test/helpers/stack.ts: Temporal dev server + native Postgres + in-process workers) and prints
  * numbers; it asserts nothing about time. Definitions: bench/README.md, "Politeness benchmark".
  *
+ * Two placements of the page pipeline (extract → chunk → embed), one after the other in one run:
+ *   separate — this machine runs the crawl and fetch workers only, as a fetch host of a real
+ *              deployment does; page and embed workers start once every page is fetched (as if they
+ *              ran elsewhere) and the crawl then finishes. Measures the politeness scheduler.
+ *   inline   — every queue's workers in this process, as the embedded default runs: the same two
+ *              cores also extract and embed every page while the crawl fetches.
+ *
  *   npm run bench:politeness -- [--origins H] [--delay-s δ] [--pages-per-origin N] [--site-pages P]
+ *                               [--pipeline separate|inline|both]
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,23 +22,27 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { crawlWorkflowId, QUEUE_KINDS, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { addGeneratedPages } from '../test/helpers/generated-site';
 import { type RequestLogEntry, type SiteServer, serveSite } from '../test/helpers/site-server';
 import { startTestStack, type TestStack } from '../test/helpers/stack';
 import type { CrawlSummary } from '../workflows/messages';
+
+type Pipeline = 'separate' | 'inline';
 
 interface Options {
   origins: number;
   delayS: number;
   pagesPerOrigin: number;
   sitePages: number;
+  pipelines: Pipeline[];
 }
 
 function usage(message?: string): never {
   if (message) console.error(`politeness-bench: ${message}`);
   console.error(
-    'usage: npm run bench:politeness -- [--origins H] [--delay-s SECONDS] [--pages-per-origin N] [--site-pages P]',
+    'usage: npm run bench:politeness -- [--origins H] [--delay-s SECONDS] [--pages-per-origin N] [--site-pages P] ' +
+      '[--pipeline separate|inline|both]',
   );
   process.exit(2);
 }
@@ -45,6 +57,7 @@ function parseOptions(argv: string[]): Options {
         'delay-s': { type: 'string' },
         'pages-per-origin': { type: 'string' },
         'site-pages': { type: 'string' },
+        pipeline: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -70,7 +83,11 @@ function parseOptions(argv: string[]): Options {
   // The crawl hands out its budget in blocks of 25 pages, so one origin may get more than N: give
   // every site enough pages that no origin runs out of frontier before its budget.
   const sitePages = int('site-pages', Math.max(60, 2 * pagesPerOrigin + 50), 100_000);
-  return { origins, delayS, pagesPerOrigin, sitePages };
+  const pipeline = values.pipeline ?? 'both';
+  if (pipeline !== 'separate' && pipeline !== 'inline' && pipeline !== 'both')
+    usage(`--pipeline must be separate, inline or both, got ${JSON.stringify(pipeline)}`);
+  const pipelines: Pipeline[] = pipeline === 'both' ? ['separate', 'inline'] : [pipeline];
+  return { origins, delayS, pagesPerOrigin, sitePages, pipelines };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,7 +469,27 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
 
 // ---------------------------------------------------------------------------------------------
 
-async function run(stack: TestStack, options: Options) {
+/** Resolves once `maxPages` page requests reached the servers, or none came for `quietMs`. */
+function fetchPhaseOver(servers: SiteServer[], maxPages: number, quietMs = 5_000): Promise<void> {
+  return new Promise((resolve) => {
+    let last = -1;
+    let lastChange = Date.now();
+    const timer = setInterval(() => {
+      let pages = 0;
+      for (const server of servers) for (const e of server.log) if (!isRobots(e)) pages++;
+      if (pages !== last) {
+        last = pages;
+        lastChange = Date.now();
+      }
+      if (pages >= maxPages || (pages > 0 && Date.now() - lastChange >= quietMs)) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 100);
+  });
+}
+
+async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
   const { origins, delayS, pagesPerOrigin, sitePages } = options;
   const servers: SiteServer[] = [];
   for (let i = 0; i < origins; i++) {
@@ -469,8 +506,9 @@ async function run(stack: TestStack, options: Options) {
   const crawlId = `bench-politeness-${Date.now().toString(36)}`;
   const workflowId = crawlWorkflowId(crawlId);
   process.stderr.write(
-    `crawling ${origins} origin(s) × ${sitePages} pages, Crawl-delay ${delayS} s, delayMs 0, maxPages ${maxPages} …\n`,
+    `[${pipeline}] crawling ${origins} origin(s) × ${sitePages} pages, Crawl-delay ${delayS} s, delayMs 0, maxPages ${maxPages} …\n`,
   );
+  const workers = [await stack.startWorkers(pipeline === 'inline' ? QUEUE_KINDS : ['crawl', 'fetch'])];
 
   const loadAvgStart = os.loadavg()[0] ?? 0;
   let loadAvgMax = loadAvgStart;
@@ -482,8 +520,12 @@ async function run(stack: TestStack, options: Options) {
   loopDelay.enable();
   const started = performance.now();
   let summary: CrawlSummary;
+  // With the pipeline elsewhere, machine load is measured over the fetch phase only.
+  let cpuAfter: CpuSnapshot | undefined;
+  let measuredMs = 0;
+  let indexTailMs = 0;
   try {
-    summary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+    const execution = stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
       workflowId,
       args: [
@@ -496,23 +538,37 @@ async function run(stack: TestStack, options: Options) {
         },
       ],
     });
+    if (pipeline === 'separate') {
+      await Promise.race([fetchPhaseOver(servers, maxPages), execution]);
+      measuredMs = performance.now() - started;
+      cpuAfter = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
+      loopDelay.disable();
+      process.stderr.write(`[${pipeline}] fetch phase over; starting page and embed workers …\n`);
+      workers.push(await stack.startWorkers(['page', 'embed']));
+    }
+    summary = await execution;
+    indexTailMs = pipeline === 'separate' ? performance.now() - started - measuredMs : 0;
   } finally {
     loopDelay.disable();
     clearInterval(sampler);
   }
   const wallMs = performance.now() - started;
-  const cpuAfter = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
+  if (!cpuAfter) {
+    cpuAfter = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
+    measuredMs = wallMs;
+  }
+  for (const w of workers) await w.shutdown();
   for (const server of servers) await server.close();
 
   const ticks = cpuAfter.totalTicks - cpuBefore.totalTicks;
   const cpus = os.cpus().length;
   const machineCores = ticks > 0 ? (1 - (cpuAfter.idleTicks - cpuBefore.idleTicks) / ticks) * cpus : 0;
   const benchProcessCores =
-    (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) / 1000 / wallMs;
-  const temporalServerCores = (cpuAfter.temporalTicks - cpuBefore.temporalTicks) / 100 / (wallMs / 1000);
+    (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) / 1000 / measuredMs;
+  const temporalServerCores = (cpuAfter.temporalTicks - cpuBefore.temporalTicks) / 100 / (measuredMs / 1000);
   let pgTicks = 0;
   for (const [pid, t] of cpuAfter.postgresTicks) pgTicks += t - (cpuBefore.postgresTicks.get(pid) ?? 0);
-  const postgresCores = pgTicks / 100 / (wallMs / 1000);
+  const postgresCores = pgTicks / 100 / (measuredMs / 1000);
   const ownCores = benchProcessCores + temporalServerCores + postgresCores;
   const load: MachineLoad = {
     cpus,
@@ -524,7 +580,7 @@ async function run(stack: TestStack, options: Options) {
     temporalServerCores,
     postgresCores,
     otherCores: Math.max(0, machineCores - ownCores),
-    cpuMsPerPage: summary.pagesFetched > 0 ? (ownCores * wallMs) / summary.pagesFetched : Number.NaN,
+    cpuMsPerPage: summary.pagesFetched > 0 ? (ownCores * measuredMs) / summary.pagesFetched : Number.NaN,
     eventLoopP99Ms: loopDelay.percentile(99) / 1e6,
   };
 
@@ -536,7 +592,21 @@ async function run(stack: TestStack, options: Options) {
     0,
   );
   const breakdown = await lapBreakdown(stack.client, workflowId, servers);
-  return { options, maxPages, summary, wallMs, load, perOrigin, window, ceiling, sumOfOrigins, breakdown };
+  return {
+    options,
+    pipeline,
+    maxPages,
+    summary,
+    wallMs,
+    measuredMs,
+    indexTailMs,
+    load,
+    perOrigin,
+    window,
+    ceiling,
+    sumOfOrigins,
+    breakdown,
+  };
 }
 
 type Result = Awaited<ReturnType<typeof run>>;
@@ -551,9 +621,13 @@ function print(r: Result): void {
   const lap = r.perOrigin.reduce((s, o) => s + o.lapMeanMs, 0) / r.perOrigin.length;
   const b = r.breakdown;
   const lines = [
-    `== politeness: H = ${r.options.origins} origins, Crawl-delay δ = ${r.options.delayS} s, delayMs 0, ` +
+    `== politeness [pipeline ${r.pipeline}]: H = ${r.options.origins} origins, Crawl-delay δ = ${r.options.delayS} s, delayMs 0, ` +
       `maxPages ${r.maxPages} (${r.options.pagesPerOrigin}/origin), ${r.options.sitePages} pages per site — ${r.summary.status}`,
-    `  crawl: ${r.summary.pagesFetched} pages fetched, ${r.summary.errors} errors, wall ${f(r.wallMs / 1000, 2)} s; ` +
+    `  crawl: ${r.summary.pagesFetched} pages fetched, ${r.summary.pagesIndexed} indexed, ${r.summary.errors} errors, wall ${f(r.wallMs / 1000, 2)} s` +
+      (r.pipeline === 'separate'
+        ? ` (fetch phase ${f(r.measuredMs / 1000, 2)} s, then indexing ${f(r.indexTailMs / 1000, 2)} s)`
+        : '') +
+      '; ' +
       `server: ${requests} page requests (+${r.perOrigin.reduce((n, o) => n + o.robotsRequests, 0)} robots.txt / sitemap)`,
     `  steady-state window (every origin crawling): ${f(r.window.seconds, 2)} s, ${r.window.requests} page requests`,
     `  achieved ${f(r.window.pagesPerS, 2)} pages/s   ceiling H/δ ${f(r.ceiling, 2)} pages/s   ratio ${f(ratio, 3)} ` +
@@ -570,7 +644,7 @@ function print(r: Result): void {
       `timer ${f(b.timerMs)} ms (asked ${f(b.timerRequestedMs)}) → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
       `pre-HTTP in activity ${f(b.preHttpMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ)`,
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
-    `  machine: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
+    `  machine${r.pipeline === 'separate' ? ' (fetch phase)' : ''}: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
       `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +
       `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + postgres ` +
       `${f(r.load.postgresCores, 2)} + other jobs ${f(r.load.otherCores, 2)}; bench event-loop p99 ${f(r.load.eventLoopP99Ms)} ms`,
@@ -591,8 +665,14 @@ function print(r: Result): void {
       bench: 'politeness',
       at: new Date().toISOString(),
       node: process.version,
-      ...r.options,
+      origins: r.options.origins,
+      delayS: r.options.delayS,
+      pagesPerOrigin: r.options.pagesPerOrigin,
+      sitePages: r.options.sitePages,
+      pipeline: r.pipeline,
       maxPages: r.maxPages,
+      pagesIndexed: r.summary.pagesIndexed,
+      fetchPhaseS: round(r.measuredMs / 1000),
       status: r.summary.status,
       pagesFetched: r.summary.pagesFetched,
       wallS: round(r.wallMs / 1000),
@@ -621,9 +701,22 @@ function print(r: Result): void {
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   process.stderr.write('starting Temporal dev server + native Postgres + workers …\n');
-  const stack = await startTestStack();
+  const stack = await startTestStack({ workers: false });
   try {
-    print(await run(stack, options));
+    const results: Result[] = [];
+    for (const pipeline of options.pipelines) {
+      const result = await run(stack, options, pipeline);
+      print(result);
+      results.push(result);
+    }
+    if (results.length > 1) {
+      console.log('== side by side (same run, same machine)');
+      for (const r of results)
+        console.log(
+          `  ${r.pipeline.padEnd(8)} achieved ${r.window.pagesPerS.toFixed(2)} pages/s of ${r.ceiling.toFixed(2)}: ratio ` +
+            `${(r.window.pagesPerS / r.ceiling).toFixed(3)}; CPU ${r.load.cpuMsPerPage.toFixed(1)} ms per page fetched`,
+        );
+    }
   } finally {
     await stack.close();
   }
