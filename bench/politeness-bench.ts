@@ -564,7 +564,9 @@ async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
   const cpus = os.cpus().length;
   const machineCores = ticks > 0 ? (1 - (cpuAfter.idleTicks - cpuBefore.idleTicks) / ticks) * cpus : 0;
   const benchProcessCores =
-    (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) / 1000 / measuredMs;
+    (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) /
+    1000 /
+    measuredMs;
   const temporalServerCores = (cpuAfter.temporalTicks - cpuBefore.temporalTicks) / 100 / (measuredMs / 1000);
   let pgTicks = 0;
   for (const [pid, t] of cpuAfter.postgresTicks) pgTicks += t - (cpuBefore.postgresTicks.get(pid) ?? 0);

@@ -8,80 +8,89 @@ import { z } from 'zod';
 
 export const DEFAULT_USER_AGENT = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
 
-const scopeModeSchema = z.enum(['same-origin', 'same-site', 'domains']);
+/**
+ * Built on first use, not at import: every workflow execution in the worker initialises the
+ * workflow bundle's modules afresh, and the page workflows (one per page) never parse a spec, so
+ * an eagerly built schema cost each of them its construction (about a tenth of the workflow
+ * thread's CPU in bench:politeness).
+ */
+function buildCrawlSpecSchema() {
+  return z
+    .object({
+      /**
+       * Stable id of the crawl; workflow ids and rows hang off it.
+       * @default derived from the workflow id when started from the Temporal CLI without one
+       */
+      crawlId: z
+        .string()
+        .min(1)
+        .max(100)
+        .regex(/^[A-Za-z0-9._-]+$/, 'crawlId may contain only letters, digits, ".", "_" and "-"')
+        .optional(),
+      /** Absolute http(s) URLs the crawl starts from. */
+      seeds: z.array(z.string().min(1)).min(1, 'at least one seed URL is required').max(10_000),
+      /** Pages fetched across the whole crawl, all origins together. @default 1000 */
+      maxPages: z.number().int().positive().max(10_000_000).default(1000),
+      /** Link hops from a seed; seeds are depth 0. @default 20 */
+      maxDepth: z.number().int().min(0).max(1000).default(20),
+      /** Which discovered URLs belong to the crawl. @default 'same-origin' */
+      scope: z.enum(['same-origin', 'same-site', 'domains']).default('same-origin'),
+      /** Host names (and their subdomains) in scope when `scope` is 'domains'. @default [] */
+      domains: z.array(z.string().min(1)).default([]),
+      /** When non-empty, only URLs starting with one of these are followed. @default [] */
+      includePrefixes: z.array(z.string().min(1)).default([]),
+      /** Globs (`*`) or `/regex/` matched against the full URL; a match is skipped. @default [] */
+      exclude: z.array(z.string().min(1)).default([]),
+      /** Minimum gap between two requests to one origin; robots Crawl-delay can only raise it. @default 1000 */
+      delayMs: z.number().int().min(0).max(3_600_000).default(1000),
+      /** Sent with every request. @default DEFAULT_USER_AGENT */
+      userAgent: z.string().min(1).max(500).default(DEFAULT_USER_AGENT),
+      /** Hosts or addresses the SSRF guard may fetch even when they resolve to private or loopback addresses. @default [] */
+      allowHosts: z.array(z.string().min(1)).default([]),
+      /** Response bodies are cut at this size. @default 10 MiB */
+      maxBodyBytes: z
+        .number()
+        .int()
+        .positive()
+        .max(512 * 1024 * 1024)
+        .default(10 * 1024 * 1024),
+      /** Read each origin's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml) into the frontier. @default true */
+      sitemaps: z.boolean().default(true),
+      /** Time for a whole response body to arrive; a slower (trickling) body is cut. @default 30000 */
+      bodyTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+      /** Redirect hops followed per request. @default 5 */
+      maxRedirects: z.number().int().min(0).max(20).default(5),
+      /** Ceiling on page requests per second across all origins of the crawl; 0 means none. @default 0 */
+      maxRequestsPerSecond: z.number().min(0).max(10_000).default(0),
+      /** Up to this fraction of the gap is added at random to each wait, so requests do not tick like a clock. @default 0.1 */
+      jitterRatio: z.number().min(0).max(1).default(0.1),
+      /** An origin whose robots.txt Crawl-delay exceeds this is skipped (with the reason) rather than crawled for days. @default 60000 */
+      maxCrawlDelayMs: z.number().int().min(0).max(86_400_000).default(60_000),
+      /** First wait after a 429/503 without Retry-After; doubles per repeat. @default 30000 */
+      backoffBaseMs: z.number().int().min(0).max(3_600_000).default(30_000),
+      /** Longest wait after throttling, Retry-After included. @default 600000 */
+      backoffMaxMs: z.number().int().min(0).max(86_400_000).default(600_000),
+      /** Retries of one URL after 429 or 5xx answers before it counts as an error. @default 3 */
+      maxRetries: z.number().int().min(0).max(20).default(3),
+      /** Consecutive 403 answers after which an origin is stopped. @default 5 */
+      stopAfter403: z.number().int().min(1).max(1000).default(5),
+      /**
+       * Workflows continue as new once their history passes this many events, keeping replay cheap
+       * (advanced; about 11 events per page per origin). @default 4000
+       */
+      continueAsNewAfterEvents: z.number().int().min(200).max(40_000).default(4000),
+    })
+    .strict();
+}
 
-export const crawlSpecSchema = z
-  .object({
-    /**
-     * Stable id of the crawl; workflow ids and rows hang off it.
-     * @default derived from the workflow id when started from the Temporal CLI without one
-     */
-    crawlId: z
-      .string()
-      .min(1)
-      .max(100)
-      .regex(/^[A-Za-z0-9._-]+$/, 'crawlId may contain only letters, digits, ".", "_" and "-"')
-      .optional(),
-    /** Absolute http(s) URLs the crawl starts from. */
-    seeds: z.array(z.string().min(1)).min(1, 'at least one seed URL is required').max(10_000),
-    /** Pages fetched across the whole crawl, all origins together. @default 1000 */
-    maxPages: z.number().int().positive().max(10_000_000).default(1000),
-    /** Link hops from a seed; seeds are depth 0. @default 20 */
-    maxDepth: z.number().int().min(0).max(1000).default(20),
-    /** Which discovered URLs belong to the crawl. @default 'same-origin' */
-    scope: scopeModeSchema.default('same-origin'),
-    /** Host names (and their subdomains) in scope when `scope` is 'domains'. @default [] */
-    domains: z.array(z.string().min(1)).default([]),
-    /** When non-empty, only URLs starting with one of these are followed. @default [] */
-    includePrefixes: z.array(z.string().min(1)).default([]),
-    /** Globs (`*`) or `/regex/` matched against the full URL; a match is skipped. @default [] */
-    exclude: z.array(z.string().min(1)).default([]),
-    /** Minimum gap between two requests to one origin; robots Crawl-delay can only raise it. @default 1000 */
-    delayMs: z.number().int().min(0).max(3_600_000).default(1000),
-    /** Sent with every request. @default DEFAULT_USER_AGENT */
-    userAgent: z.string().min(1).max(500).default(DEFAULT_USER_AGENT),
-    /** Hosts or addresses the SSRF guard may fetch even when they resolve to private or loopback addresses. @default [] */
-    allowHosts: z.array(z.string().min(1)).default([]),
-    /** Response bodies are cut at this size. @default 10 MiB */
-    maxBodyBytes: z
-      .number()
-      .int()
-      .positive()
-      .max(512 * 1024 * 1024)
-      .default(10 * 1024 * 1024),
-    /** Read each origin's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml) into the frontier. @default true */
-    sitemaps: z.boolean().default(true),
-    /** Time for a whole response body to arrive; a slower (trickling) body is cut. @default 30000 */
-    bodyTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
-    /** Redirect hops followed per request. @default 5 */
-    maxRedirects: z.number().int().min(0).max(20).default(5),
-    /** Ceiling on page requests per second across all origins of the crawl; 0 means none. @default 0 */
-    maxRequestsPerSecond: z.number().min(0).max(10_000).default(0),
-    /** Up to this fraction of the gap is added at random to each wait, so requests do not tick like a clock. @default 0.1 */
-    jitterRatio: z.number().min(0).max(1).default(0.1),
-    /** An origin whose robots.txt Crawl-delay exceeds this is skipped (with the reason) rather than crawled for days. @default 60000 */
-    maxCrawlDelayMs: z.number().int().min(0).max(86_400_000).default(60_000),
-    /** First wait after a 429/503 without Retry-After; doubles per repeat. @default 30000 */
-    backoffBaseMs: z.number().int().min(0).max(3_600_000).default(30_000),
-    /** Longest wait after throttling, Retry-After included. @default 600000 */
-    backoffMaxMs: z.number().int().min(0).max(86_400_000).default(600_000),
-    /** Retries of one URL after 429 or 5xx answers before it counts as an error. @default 3 */
-    maxRetries: z.number().int().min(0).max(20).default(3),
-    /** Consecutive 403 answers after which an origin is stopped. @default 5 */
-    stopAfter403: z.number().int().min(1).max(1000).default(5),
-    /**
-     * Workflows continue as new once their history passes this many events, keeping replay cheap
-     * (advanced; about 11 events per page per origin). @default 4000
-     */
-    continueAsNewAfterEvents: z.number().int().min(200).max(40_000).default(4000),
-  })
-  .strict();
+type CrawlSpecSchema = ReturnType<typeof buildCrawlSpecSchema>;
+let crawlSpecSchema: CrawlSpecSchema | undefined;
 
 /** What callers may pass: every defaulted field optional. */
-export type CrawlSpecInput = z.input<typeof crawlSpecSchema>;
+export type CrawlSpecInput = z.input<CrawlSpecSchema>;
 /** A validated spec with every default applied and its crawl id settled. */
-export type CrawlSpec = z.output<typeof crawlSpecSchema> & { crawlId: string };
-export type ScopeMode = z.infer<typeof scopeModeSchema>;
+export type CrawlSpec = z.output<CrawlSpecSchema> & { crawlId: string };
+export type ScopeMode = CrawlSpec['scope'];
 
 export class InvalidCrawlSpecError extends Error {
   override readonly name = 'InvalidCrawlSpecError';
@@ -95,6 +104,7 @@ export class InvalidCrawlSpecError extends Error {
  * `fallbackCrawlId` supplies the id when the input has none.
  */
 export function parseCrawlSpec(input: unknown, fallbackCrawlId?: string): CrawlSpec {
+  crawlSpecSchema ??= buildCrawlSpecSchema();
   const result = crawlSpecSchema.safeParse(input);
   if (!result.success) {
     throw new InvalidCrawlSpecError(

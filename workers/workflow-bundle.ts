@@ -15,7 +15,12 @@ export const WORKFLOWS_PATH = path.join(ROOT, 'workflows', 'index.ts');
 const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'gleaner-workflows');
 
 function sourceFiles(): string[] {
-  const files: string[] = [path.join(ROOT, 'package-lock.json'), path.join(ROOT, 'activities', 'types.ts')];
+  const files: string[] = [
+    path.join(ROOT, 'package-lock.json'),
+    path.join(ROOT, 'activities', 'types.ts'),
+    // The bundler options below are part of what the bundle is.
+    path.join(ROOT, 'workers', 'workflow-bundle.ts'),
+  ];
   for (const dir of ['workflows', 'domain']) {
     for (const name of readdirSync(path.join(ROOT, dir)).sort()) {
       if (name.endsWith('.ts')) files.push(path.join(ROOT, dir, name));
@@ -45,6 +50,9 @@ async function buildOrLoad(): Promise<WorkflowBundleWithSourceMap> {
   const bundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: new DefaultLogger('WARN'),
+    // Stateless libraries, initialised once per worker thread instead of once per workflow
+    // execution (the bundle's modules are otherwise initialised for each new workflow).
+    preloadModules: ['zod', 'tldts'],
   });
   try {
     mkdirSync(CACHE_DIR, { recursive: true });
