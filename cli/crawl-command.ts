@@ -18,6 +18,7 @@ export interface CrawlCommandOptions {
   exclude?: string[];
   delayMs?: number;
   maxRps?: number;
+  perOriginConcurrency?: number;
   userAgent?: string;
   allowHost?: string[];
   maxBodyBytes?: number;
@@ -47,6 +48,9 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.exclude ? { exclude: options.exclude } : {}),
     ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
     ...(options.maxRps !== undefined ? { maxRequestsPerSecond: options.maxRps } : {}),
+    ...(options.perOriginConcurrency !== undefined
+      ? { perOriginConcurrency: options.perOriginConcurrency }
+      : {}),
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),

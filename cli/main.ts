@@ -55,6 +55,11 @@ program
     integerOption('--delay-ms', 0),
   )
   .option(
+    '--per-origin-concurrency <n>',
+    'requests in flight per origin when its robots.txt sets no Crawl-delay (default 1, at most 16)',
+    integerOption('--per-origin-concurrency', 1),
+  )
+  .option(
     '--max-rps <n>',
     'ceiling on page requests per second across all origins (default none)',
     numberOption('--max-rps', 0),

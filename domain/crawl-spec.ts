@@ -60,6 +60,12 @@ function buildCrawlSpecSchema() {
       bodyTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
       /** Redirect hops followed per request. @default 5 */
       maxRedirects: z.number().int().min(0).max(20).default(5),
+      /**
+       * Requests in flight at once on one origin whose robots.txt sets no Crawl-delay (an origin
+       * with a Crawl-delay always gets one at a time). Starts are scheduled at least the gap apart.
+       * @default 1
+       */
+      perOriginConcurrency: z.number().int().min(1).max(16).default(1),
       /** Ceiling on page requests per second across all origins of the crawl; 0 means none. @default 0 */
       maxRequestsPerSecond: z.number().min(0).max(10_000).default(0),
       /** Up to this fraction of the gap is added at random to each wait, so requests do not tick like a clock. @default 0.1 */

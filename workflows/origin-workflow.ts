@@ -133,6 +133,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   if (!input.state) for (const item of input.initial) enqueue(item);
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
   const pageChildren: Array<Promise<PageOutcome>> = [];
+  // Fetches in flight beside the loop: only when the origin may take more than one at a time.
+  // With one at a time the loop awaits each fetch itself, as runs recorded before this did.
+  const inFlight = new Set<Promise<void>>();
+  let inFlightFailure: unknown;
+  let lastStartAtMs: number | undefined;
   let phase: OriginPhase = 'fetching';
   let finishRequested = false;
   let quotaPending = false;
@@ -418,6 +423,28 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.stats[dropped] = (state.stats[dropped] ?? 0) + clear(frontier);
   }
 
+  /**
+   * Seed 003: per-host concurrency stays 1 unless the crawl delay permits. A robots.txt
+   * Crawl-delay asks for spaced, sequential requests, so it always means one at a time.
+   */
+  const concurrency = () => (state.crawlDelayMs === undefined ? spec.perOriginConcurrency : 1);
+
+  function startFetch(item: FrontierItem): void {
+    lastStartAtMs = Date.now();
+    const running: Promise<void> = fetchNext(item)
+      .catch((error: unknown) => {
+        inFlightFailure ??= error;
+      })
+      .finally(() => inFlight.delete(running));
+    inFlight.add(running);
+  }
+
+  /** Waits out every fetch in flight; a bug in one surfaces here rather than going unnoticed. */
+  async function settleFetches(): Promise<void> {
+    if (inFlight.size > 0) await condition(() => inFlight.size === 0);
+    if (inFlightFailure !== undefined) throw inFlightFailure;
+  }
+
   const relayPending = () => Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);
 
   // Histories recorded before robots support replay without this step.
@@ -433,6 +460,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
 
     if (size(frontier) === 0) {
+      if (inFlight.size > 0) {
+        // A fetch still running may bring links: the origin is not idle before it ends.
+        await condition(() => inFlight.size === 0 || size(frontier) > 0);
+        continue;
+      }
       await flushRelay();
       await drainPageChildren();
       if (size(frontier) === 0 && !lastReportedIdle) {
@@ -470,10 +502,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     const baseGapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
     // Workflow Math.random is seeded by Temporal, so the jitter replays identically.
     const gapMs = baseGapMs + Math.floor(Math.random() * baseGapMs * spec.jitterRatio);
-    const waitMs = Math.max(
-      gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY)),
-      (state.pausedUntilMs ?? 0) - Date.now(),
+    // With fetches in flight the gap runs from the later of the last start and the last response.
+    const lastRequestAtMs = Math.max(
+      state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
+      lastStartAtMs ?? Number.NEGATIVE_INFINITY,
     );
+    const waitMs = Math.max(gapMs - (Date.now() - lastRequestAtMs), (state.pausedUntilMs ?? 0) - Date.now());
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
@@ -482,10 +516,17 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     const item = pop(frontier);
     if (!item) continue;
     state.quota--;
-    await fetchNext(item);
+    if (concurrency() > 1) {
+      startFetch(item);
+      await condition(() => inFlight.size < concurrency() || finishRequested);
+    } else {
+      await settleFetches();
+      await fetchNext(item);
+    }
 
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
+      await settleFetches();
       await flushRelay();
       await drainPageChildren();
       // Handlers only mutate state synchronously, so nothing is lost between here and the new run.
@@ -496,6 +537,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
+  await settleFetches();
   await flushRelay();
   await drainPageChildren();
   phase = 'done';

@@ -30,6 +30,7 @@ interface StartCrawlBody {
   exclude?: string[];
   delayMs?: number;
   maxRequestsPerSecond?: number;
+  perOriginConcurrency?: number;
   userAgent?: string;
   allowHosts?: string[];
   maxBodyBytes?: number;
@@ -101,6 +102,12 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
             exclude: { ...stringList, description: 'globs or /regex/' },
             delayMs: { type: 'integer', minimum: 0, description: 'minimum gap per origin (default 1000)' },
             maxRequestsPerSecond: { type: 'number', minimum: 0 },
+            perOriginConcurrency: {
+              type: 'integer',
+              minimum: 1,
+              maximum: 16,
+              description: 'requests in flight per origin without a robots Crawl-delay (default 1)',
+            },
             userAgent: { type: 'string', minLength: 1, maxLength: 500 },
             allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
             maxBodyBytes: { type: 'integer', minimum: 1 },
@@ -140,6 +147,9 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
         ...(body.exclude ? { exclude: body.exclude } : {}),
         ...(body.delayMs !== undefined ? { delayMs: body.delayMs } : {}),
         ...(body.maxRequestsPerSecond !== undefined ? { maxRps: body.maxRequestsPerSecond } : {}),
+        ...(body.perOriginConcurrency !== undefined
+          ? { perOriginConcurrency: body.perOriginConcurrency }
+          : {}),
         ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
         ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
         ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
