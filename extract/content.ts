@@ -3,12 +3,11 @@
  * measures used to choose between candidates. DOM-only, no I/O; works on jsdom and linkedom alike.
  */
 
-/** Elements that are never document content. */
-const CHROME_SELECTORS = [
+/** Tags that are never document content. */
+const CHROME_TAGS = new Set([
   'nav',
   'aside',
   'footer',
-  'form[role="search"]',
   'button',
   'select',
   'input',
@@ -17,27 +16,33 @@ const CHROME_SELECTORS = [
   'iframe',
   'canvas',
   'dialog',
-  '[role="navigation"]',
-  '[role="banner"]',
-  '[role="contentinfo"]',
-  '[role="complementary"]',
-  '[role="search"]',
-  '[role="dialog"]',
-  '[hidden]',
-  '[aria-hidden="true"]',
-  '.headerlink',
-  '.visually-hidden',
-  '.sr-only',
-  '.screen-reader-text',
-].join(',');
+]);
+const CHROME_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'dialog']);
+/** Classes of text meant for screen readers or heading permalinks, never for the page's reader. */
+const HIDDEN_CLASS = /(?:^|\s)(?:headerlink|visually-hidden|sr-only|screen-reader-text)(?:$|\s)/;
 
 /** class/id words that mark chrome: menus, sidebars, cookie banners, breadcrumbs, sharing, version switchers. */
 const CHROME_NAME =
   /(?:^|[\s_-])(?:nav|navbar|navigation|menu|menubar|breadcrumbs?|sidebar|sidenav|side-bar|cookies?|consent|gdpr|cc-banner|share|sharing|social|newsletter|subscribe|subscription|related|recommended|advert|advertisement|ads|sponsor|promo|popup|modal|skip-link|skiplink|edit-?this-?page|edit-?link|edit-?on-?github|version-?switcher|versions|toc|toctree-wrapper|on-?this-?page|pagination|pager|prev-?next|footer|site-header|masthead|announcement)(?:$|[\s_-])/i;
+const CONTENT_NAME = /\b(?:content|article|post|entry|body|main)\b/i;
 
 /** Whole-element texts that are chrome wherever they appear. */
 const CHROME_TEXT =
   /^(?:edit (?:on github|this page|page)|improve this (?:page|doc)|view (?:page )?source|show source|skip to (?:main )?content|table of contents|on this page|contents|back to top|copy(?: code)?|print|share)$/i;
+const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span']);
+const CHROME_TEXT_MAX_CHARS = 40;
+
+/**
+ * Headings that open a block of other pages' teasers: recommendation carousels under a product,
+ * related posts under an article. The block goes with its heading.
+ */
+const TEASER_HEADING =
+  /^(?:(?:people|customers|shoppers) (?:who )?(?:\w+ )?also (?:viewed|bought|liked|searched)|(?:\w+ )?also (?:viewed|bought|liked)|frequently bought together|you (?:may|might|will|'ll) (?:also )?(?:like|love|enjoy|be interested)|(?:related|recommended|similar|popular|trending|latest|recent|more|other|featured|suggested) (?:\w+ ){0,2}(?:posts?|articles?|stories|products?|items?|reads?|news|videos?|guides?|blogs?|resources|content)|more (?:from|like this|to (?:explore|read|discover))|(?:read|up) next|keep reading|recommended for you|related|recommended|sponsored(?: content)?|seller's other items)\b/i;
+const HEADING_TAGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
+/** A teaser block holds at most this share of the content: a page made of teasers is a listing. */
+const MAX_TEASER_SHARE = 0.4;
+/** Below this share of their text in links, siblings after a bare teaser heading are not teasers. */
+const MIN_TEASER_LINK_SHARE = 0.5;
 
 /**
  * Containers of reader comments under an article. Removed whatever their share of the text (a post with
@@ -57,71 +62,355 @@ export interface ChromeOptions {
   dropComments?: boolean;
 }
 
-/** Removes site chrome inside `root` (in place). */
+/**
+ * Removes site chrome inside `root` (in place). One walk drops chrome by tag, role and hidden state
+ * and records every kept element with its text size, so the name and text rules after it need no
+ * selector matching and no repeated `textContent` (which made this quadratic on deep pages).
+ */
 export function removeChrome(root: Element, options: ChromeOptions = {}): void {
-  for (const el of Array.from(root.querySelectorAll(CHROME_SELECTORS))) el.remove();
-  for (const el of Array.from(root.querySelectorAll('header'))) {
-    if (el.querySelector('h1') === null) el.remove();
+  const tree = walkKeptElements(root);
+  const { els, last, chars, inCode } = tree;
+  const removed = new Uint8Array(els.length);
+  const drop = (i: number) => {
+    removed[i] = 1;
+    els[i]?.remove();
+  };
+  let total = tree.rootChars;
+  if (options.dropComments) total -= removeComments(tree, drop);
+  total = Math.max(1, total);
+  for (let i = 0; i < els.length; i++) {
+    if (removed[i]) {
+      i = last[i] ?? i;
+      continue;
+    }
+    const el = els[i] as Element;
+    const name = nameOf(el);
+    // A form inside content is a sign-up or enquiry box; a page wrapped in one form is kept by its share.
+    const isForm = el.localName === 'form';
+    if (!isForm && (name.length < 2 || name.length > 300 || !CHROME_NAME.test(name))) continue;
+    const size = chars[i] ?? 0;
+    if (!isForm && CONTENT_NAME.test(name) && size > 0.1 * total) continue;
+    if (size <= MAX_CHROME_SHARE * total) {
+      drop(i);
+      i = last[i] ?? i;
+    }
   }
-  if (options.dropComments) removeComments(root);
-  const total = Math.max(1, textLength(root));
-  for (const el of Array.from(root.querySelectorAll('[class], [id]'))) {
-    if (!el.isConnected && el.parentNode === null) continue;
-    const name = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
-    if (name.length > 300 || !CHROME_NAME.test(name)) continue;
-    if (/\b(?:content|article|post|entry|body|main)\b/i.test(name) && textLength(el) > 0.1 * total) continue;
-    if (textLength(el) <= MAX_CHROME_SHARE * total) el.remove();
-  }
-  for (const el of Array.from(root.querySelectorAll('a, p, li, div, span'))) {
-    if (el.closest('pre, code') !== null) continue;
-    const text = el.textContent;
-    if (text !== null && text.length < 40 && CHROME_TEXT.test(text.trim())) el.remove();
+  removeTeaserBlocks(root, tree, removed, drop, total);
+  for (let i = 0; i < els.length; i++) {
+    if (removed[i]) {
+      i = last[i] ?? i;
+      continue;
+    }
+    const el = els[i] as Element;
+    if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || inCode[i] || !CHROME_TEXT_TAGS.has(el.localName)) continue;
+    const text = el.textContent ?? '';
+    if (text.length < CHROME_TEXT_MAX_CHARS && CHROME_TEXT.test(text.trim())) {
+      drop(i);
+      i = last[i] ?? i;
+    }
   }
 }
 
-function removeComments(root: Element): void {
-  const containers = Array.from(root.querySelectorAll('[class], [id]')).filter((el) =>
-    COMMENTS_NAME.test(`${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`),
-  );
-  // Outermost only: nested matches go with their container.
-  const outer = containers.filter((el) => !containers.some((other) => other !== el && other.contains(el)));
-  if (outer.length === 0) return;
-  const total = textLength(root);
-  const inComments = outer.reduce((n, el) => n + textLength(el), 0);
-  if (total - inComments < MIN_SHARE_OUTSIDE_COMMENTS * total) return;
-  for (const el of outer) el.remove();
+/**
+ * A heading such as "Customers also viewed" or "Related posts" with the block it opens: its nearest
+ * ancestor that starts with it and is not too large of the content, else (a bare heading) the
+ * link-heavy siblings that follow it up to the next heading.
+ */
+function removeTeaserBlocks(
+  root: Element,
+  tree: KeptElements,
+  removed: Uint8Array,
+  drop: (i: number) => void,
+  total: number,
+): void {
+  const { els, last, chars, linkChars } = tree;
+  const index = new Map<Element, number>();
+  for (let i = 0; i < els.length; i++) {
+    if (removed[i]) {
+      i = last[i] ?? i;
+      continue;
+    }
+    const el = els[i] as Element;
+    if (!HEADING_TAGS.has(el.localName) || (chars[i] ?? 0) > 60 || (chars[i] ?? 0) === 0) continue;
+    const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (!TEASER_HEADING.test(heading)) continue;
+    if (index.size === 0) {
+      for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
+    }
+    let box = el;
+    let boxIndex = i;
+    for (;;) {
+      const parent = box.parentElement;
+      const p = parent ? index.get(parent) : undefined;
+      if (parent === null || parent === root || p === undefined || removed[p]) break;
+      if ((chars[p] ?? 0) > MAX_TEASER_SHARE * total) break;
+      if (!(parent.textContent ?? '').trimStart().startsWith(heading.slice(0, 20))) break;
+      box = parent;
+      boxIndex = p;
+    }
+    if (box === el) {
+      for (let sibling = el.nextElementSibling; sibling !== null; ) {
+        const s = index.get(sibling);
+        if (s === undefined || /^h[1-6]$/.test(sibling.localName)) break;
+        const size = chars[s] ?? 0;
+        if (size > 0 && (linkChars[s] ?? 0) < MIN_TEASER_LINK_SHARE * size) break;
+        const next = sibling.nextElementSibling;
+        if (!removed[s]) drop(s);
+        sibling = next;
+      }
+    }
+    drop(boxIndex);
+    i = Math.max(i, last[boxIndex] ?? i);
+  }
+}
+
+interface KeptElements {
+  /** Elements under the root, in document order. */
+  els: Element[];
+  /** Index in `els` of the last descendant of each element (itself when it has none). */
+  last: number[];
+  /** Non-space characters of text under each element. */
+  chars: number[];
+  /** Non-space characters of text inside links under each element. */
+  linkChars: number[];
+  /** Whether each element is inside `pre` or `code`. */
+  inCode: boolean[];
+  rootChars: number;
+}
+
+function isStructuralChrome(el: Element): boolean {
+  const tag = el.localName;
+  if (CHROME_TAGS.has(tag)) return true;
+  if (tag === 'header' && el.querySelector('h1') === null) return true;
+  if (el.hasAttribute('hidden') || el.getAttribute('aria-hidden') === 'true') return true;
+  const role = el.getAttribute('role');
+  if (role !== null && CHROME_ROLES.has(role)) return true;
+  const cls = el.getAttribute('class');
+  return cls !== null && HIDDEN_CLASS.test(cls);
+}
+
+/** Depth-first over `root` by sibling links (no stack to overflow), removing structural chrome on the way. */
+function walkKeptElements(root: Element): KeptElements {
+  const els: Element[] = [];
+  const last: number[] = [];
+  const chars: number[] = [];
+  const linkChars: number[] = [];
+  const inCode: boolean[] = [];
+  let rootChars = 0;
+  const open: number[] = [];
+  let codeDepth = 0;
+  let linkDepth = 0;
+  const addChars = (n: number, inLink: number) => {
+    const parent = open[open.length - 1];
+    if (parent === undefined) {
+      rootChars += n;
+      return;
+    }
+    chars[parent] = (chars[parent] ?? 0) + n;
+    linkChars[parent] = (linkChars[parent] ?? 0) + inLink;
+  };
+  const close = () => {
+    const i = open.pop() as number;
+    last[i] = els.length - 1;
+    const name = (els[i] as Element).localName;
+    if (name === 'pre' || name === 'code') codeDepth--;
+    else if (name === 'a') linkDepth--;
+    addChars(chars[i] ?? 0, linkChars[i] ?? 0);
+  };
+  /** The next node once `node`'s subtree is done, closing the elements that ends. */
+  const after = (node: Node): Node | null => {
+    let cur: Node = node;
+    for (;;) {
+      const sibling = cur.nextSibling;
+      if (sibling !== null) return sibling;
+      const parent = cur.parentNode;
+      if (parent === null || parent === root) return null;
+      close();
+      cur = parent;
+    }
+  };
+  let node: Node | null = root.firstChild;
+  while (node !== null) {
+    if (node.nodeType === 1) {
+      const el = node as Element;
+      if (isStructuralChrome(el)) {
+        const next = after(el);
+        el.remove();
+        node = next;
+        continue;
+      }
+      open.push(els.length);
+      els.push(el);
+      last.push(els.length - 1);
+      chars.push(0);
+      linkChars.push(0);
+      inCode.push(codeDepth > 0);
+      if (el.localName === 'pre' || el.localName === 'code') codeDepth++;
+      else if (el.localName === 'a') linkDepth++;
+      const first = el.firstChild;
+      if (first !== null) {
+        node = first;
+        continue;
+      }
+      close();
+    } else if (node.nodeType === 3) {
+      const n = nonSpaceChars(node.nodeValue ?? '');
+      addChars(n, linkDepth > 0 ? n : 0);
+    }
+    node = after(node);
+  }
+  while (open.length > 0) close();
+  return { els, last, chars, linkChars, inCode, rootChars };
+}
+
+function nonSpaceChars(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 32 && c !== 160) n++;
+  }
+  return n;
+}
+
+function nameOf(el: Element): string {
+  const cls = el.getAttribute('class');
+  const id = el.getAttribute('id');
+  if (cls === null) return id ?? '';
+  return id === null ? cls : `${cls} ${id}`;
+}
+
+/** Returns the characters removed. Outermost containers only: nested matches go with their container. */
+function removeComments(tree: KeptElements, drop: (i: number) => void): number {
+  const { els, last, chars } = tree;
+  const outer: number[] = [];
+  for (let i = 0; i < els.length; i++) {
+    const name = nameOf(els[i] as Element);
+    if (name.length > 1 && COMMENTS_NAME.test(name)) {
+      outer.push(i);
+      i = last[i] ?? i;
+    }
+  }
+  if (outer.length === 0) return 0;
+  const total = tree.rootChars;
+  const inComments = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
+  if (total - inComments < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
+  for (const i of outer) drop(i);
+  return inComments;
 }
 
 /**
  * The first selector of the chain that matches exactly one element with enough words after chrome
- * removal, as a detached clean copy. Several matches (a listing's many `<article>` cards) are ambiguous
- * and skipped; the next selector or Readability decides.
+ * removal. Several matches (a listing's many `<article>` cards) are ambiguous and skipped; the next
+ * selector or Readability decides. Chrome is removed in place rather than from a copy: copying the
+ * container cost as much as parsing it, and most pages end here. Readability, if it runs next, needs an
+ * untouched document (measured: it loses pages whose chrome-like wrappers it would have kept).
  */
 export function selectByChain(
   doc: Document,
   selectors: readonly string[],
   minWords: number,
   chrome: ChromeOptions = {},
-): Candidate | undefined {
+): ChainResult {
+  const simple = matchSimpleSelectors(doc, selectors);
+  let mutated = false;
   for (const selector of selectors) {
-    let matches: Element[];
-    try {
-      matches = Array.from(doc.querySelectorAll(selector));
-    } catch {
+    let matches = simple?.get(selector);
+    if (matches === undefined) {
+      try {
+        matches = Array.from(doc.querySelectorAll(selector));
+      } catch {
+        continue;
+      }
+    }
+    const match = matches[0];
+    if (matches.length !== 1 || match === undefined || !match.isConnected) continue;
+    removeChrome(match, chrome);
+    mutated = true;
+    const candidate = measure(match, `selector:${selector}`);
+    if (candidate.words >= minWords) return { candidate, mutated };
+  }
+  return { mutated };
+}
+
+export interface ChainResult {
+  candidate?: Candidate;
+  /** Chrome was removed from the document in place: Readability needs a fresh parse. */
+  mutated: boolean;
+}
+
+/** `tag`, `.class`, `#id` or `[attr="value"]`: the shapes of the default chain. */
+const SIMPLE_SELECTOR = /^(?:([a-z][a-z0-9-]*)|\.([\w-]+)|#([\w-]+)|\[([\w-]+)="([^"\]]*)"\])$/i;
+
+/**
+ * Matches of every simple selector in one walk over the document, instead of one CSS-engine walk per
+ * selector (linkedom compiles and runs each `querySelectorAll` afresh). Other selectors are left out of
+ * the map and queried the usual way.
+ */
+function matchSimpleSelectors(doc: Document, selectors: readonly string[]): Map<string, Element[]> {
+  const byTag = new Map<string, string[]>();
+  const byClass = new Map<string, string[]>();
+  const byId = new Map<string, string[]>();
+  const byAttr: { selector: string; name: string; value: string }[] = [];
+  const result = new Map<string, Element[]>();
+  const add = (map: Map<string, string[]>, key: string, selector: string) => {
+    const list = map.get(key);
+    if (list) list.push(selector);
+    else map.set(key, [selector]);
+  };
+  for (const selector of selectors) {
+    const m = SIMPLE_SELECTOR.exec(selector.trim());
+    if (!m) continue;
+    result.set(selector, []);
+    if (m[1]) add(byTag, m[1].toLowerCase(), selector);
+    else if (m[2]) add(byClass, m[2], selector);
+    else if (m[3]) add(byId, m[3], selector);
+    else if (m[4]) byAttr.push({ selector, name: m[4], value: m[5] ?? '' });
+  }
+  if (result.size === 0) return result;
+  const hit = (selectorsHit: string[] | undefined, el: Element) => {
+    if (!selectorsHit) return;
+    for (const s of selectorsHit) {
+      const list = result.get(s);
+      if (list && list[list.length - 1] !== el) list.push(el);
+    }
+  };
+  for (const el of allElements(doc)) {
+    hit(byTag.get(el.localName), el);
+    if (byId.size > 0) {
+      const id = el.getAttribute('id');
+      if (id) hit(byId.get(id), el);
+    }
+    if (byClass.size > 0) {
+      const cls = el.getAttribute('class');
+      if (cls) for (const c of cls.split(/\s+/)) hit(byClass.get(c), el);
+    }
+    for (const a of byAttr) if (el.getAttribute(a.name) === a.value) result.get(a.selector)?.push(el);
+  }
+  return result;
+}
+
+/** Every element in document order, by sibling links (linkedom's `getElementsByTagName('*')` finds none). */
+function allElements(doc: Document): Element[] {
+  const out: Element[] = [];
+  let el: Element | null = doc.documentElement;
+  while (el !== null) {
+    out.push(el);
+    const child: Element | null = el.firstElementChild;
+    if (child !== null) {
+      el = child;
       continue;
     }
-    if (matches.length !== 1 || matches[0] === undefined) continue;
-    const copy = matches[0].cloneNode(true) as Element;
-    removeChrome(copy, chrome);
-    const candidate = measure(copy, `selector:${selector}`);
-    if (candidate.words >= minWords) return candidate;
+    while (el !== null && el.nextElementSibling === null) el = el.parentElement;
+    el = el?.nextElementSibling ?? null;
   }
-  return undefined;
+  return out;
 }
 
 export interface Candidate {
   readonly root: Element;
   readonly strategy: string;
+  /** {@link blockText} of `root` when measured. */
+  readonly text: string;
   readonly words: number;
   /** Share of the text inside links, 0–1. */
   readonly linkDensity: number;
@@ -134,7 +423,7 @@ export function measure(root: Element, strategy: string): Candidate {
   const words = countWords(text);
   const linkChars = Array.from(root.querySelectorAll('a')).reduce((n, a) => n + textLength(a), 0);
   const linkDensity = Math.min(1, linkChars / Math.max(1, textLength(root)));
-  return { root, strategy, words, linkDensity, score: words * (1 - linkDensity) };
+  return { root, strategy, text, words, linkDensity, score: words * (1 - linkDensity) };
 }
 
 const BLOCK = new Set([

@@ -127,7 +127,7 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
   const chrome = { dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType) };
   const chosen = chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom));
-  const text = chosen ? blockText(chosen.root) : '';
+  const text = chosen ? chosen.text : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
   const title = metadata.title ?? '';
@@ -147,20 +147,28 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
   };
 }
 
-/** `reparse` gives a fresh document for the body fallback: Readability leaves the first one mutated. */
+/**
+ * `reparse` gives a second document: the selector chain cleans its pick in place and Readability
+ * rewrites what it is given, and the repeated-group search needs the page whole. Pages the chain
+ * answers are parsed once.
+ */
 function chooseContent(
   doc: Document,
   opts: Required<ExtractOptions>,
   chrome: ChromeOptions,
   reparse: () => Document,
 ): Candidate | undefined {
-  const chain =
+  const { candidate: chain, mutated } =
     opts.strategy === 'readability'
-      ? undefined
+      ? { candidate: undefined, mutated: false }
       : selectByChain(doc, opts.selectors, opts.minChainWords, chrome);
   if (chain && (opts.strategy === 'chain' || chain.linkDensity <= MAX_CHAIN_LINK_DENSITY)) return chain;
-  const readable = opts.strategy === 'chain' ? undefined : runReadability(doc);
-  const body = reparse().body;
+  if (opts.strategy === 'chain') return undefined;
+  // The chain's rejected pick was cleaned in place: Readability reads a fresh copy, the group search
+  // the cleaned one (it removes chrome itself).
+  const second = reparse();
+  const readable = runReadability(mutated ? second : doc);
+  const body = (mutated ? doc : second).body;
   if (body) removeChrome(body, chrome);
   const group =
     opts.strategy === 'auto' && body
