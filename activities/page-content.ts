@@ -173,11 +173,23 @@ async function replaceChunks(
   return reused;
 }
 
-async function countChunks(db: Database, pageId: number): Promise<{ chunks: number; toEmbed: number }> {
-  const counted = await db.query<{ chunks: string; unembedded: string }>(
-    `SELECT count(*) AS chunks, count(*) FILTER (WHERE embedding IS NULL) AS unembedded FROM chunks WHERE page_id = $1`,
+async function countChunks(
+  db: Database,
+  pageId: number,
+): Promise<{ chunks: number; toEmbed: number; indexed: boolean }> {
+  // A vector from another model than the recorded one counts as missing (no recorded model: all do).
+  const counted = await db.query<{ chunks: string; unembedded: string; indexed: boolean }>(
+    `SELECT count(*) AS chunks,
+            count(*) FILTER (WHERE embedding IS NULL OR embedding_model IS DISTINCT FROM
+                               (SELECT name FROM embedding_model WHERE singleton)) AS unembedded,
+            (SELECT indexed_at IS NOT NULL FROM pages WHERE id = $1) AS indexed
+       FROM chunks WHERE page_id = $1`,
     [pageId],
   );
   const row = counted.rows[0];
-  return { chunks: Number(row?.chunks ?? 0), toEmbed: Number(row?.unembedded ?? 0) };
+  return {
+    chunks: Number(row?.chunks ?? 0),
+    toEmbed: Number(row?.unembedded ?? 0),
+    indexed: row?.indexed === true,
+  };
 }

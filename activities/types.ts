@@ -121,6 +121,8 @@ export interface ProcessPageContentResult {
   toEmbed: number;
   /** The extraction was already made from this body (unchanged content hash): nothing was redone. */
   skipped: boolean;
+  /** Set when skipped: the page is already marked indexed (its vectors were written before). */
+  indexed?: boolean;
 }
 
 export type { EmbedPageInput, EmbedPageResult };

@@ -49,6 +49,16 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
   const content = await processPageContent({ pageId: input.pageId });
   // A page with no content (empty, or nothing but chrome) is stored but not indexed.
   if (content.chunks === 0) return { pageId: input.pageId, indexed: false, chunks: 0 };
+  // Unchanged since it was indexed, every chunk with a vector from the current model: a recrawl
+  // pays no embed activity for it. Runs recorded before this embedded regardless.
+  if (
+    content.skipped &&
+    content.toEmbed === 0 &&
+    content.indexed === true &&
+    patched('skip-unchanged-embed-v1')
+  ) {
+    return { pageId: input.pageId, indexed: true, chunks: content.chunks };
+  }
   await embedPage({ pageId: input.pageId });
   return { pageId: input.pageId, indexed: true, chunks: content.chunks };
 }

@@ -116,7 +116,7 @@ describe('processPageContent', () => {
     const pageId = await storePage('http://127.0.0.1:1/lhs.html', html);
     const before = await chunksOf(pageId);
     const result = await activities().processPageContent({ pageId });
-    expect(result).toEqual({ chunks: before.length, toEmbed: before.length, skipped: true });
+    expect(result).toEqual({ chunks: before.length, toEmbed: before.length, skipped: true, indexed: false });
     expect((await chunksOf(pageId)).map((c) => c.id)).toEqual(before.map((c) => c.id));
   });
 

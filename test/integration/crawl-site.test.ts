@@ -4,7 +4,13 @@
  * once, the link graph stored, and a second crawl adds no duplicates.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  originWorkflowId,
+  pageWorkflowId,
+  TASK_QUEUES,
+  WORKFLOW_TYPES,
+} from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import { reachableHtmlPaths } from '../helpers/reachable';
 import { type SiteServer, serveSite } from '../helpers/site-server';
@@ -75,7 +81,20 @@ describe('crawling the skopt-0.9 site', () => {
     const summary = await crawl('skopt-second');
     expect(summary.status).toBe('completed');
     expect(summary.pagesFetched).toBe(before.pages);
+    expect(summary.pagesIndexed).toBe(before.pages);
     expect(await counts()).toEqual(before);
+    // Unchanged pages that are already indexed cost no extraction and no embed activity.
+    const page = await stack.db.query<{ id: string }>(
+      'SELECT id::text AS id FROM pages WHERE indexed_at IS NOT NULL ORDER BY id LIMIT 1',
+    );
+    const history = await stack.client.workflow
+      .getHandle(pageWorkflowId('skopt-second', Number(page.rows[0]?.id)))
+      .fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((event) => {
+      const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+      return name ? [name] : [];
+    });
+    expect(scheduled).toEqual(['processPageContent']);
   });
 });
 
