@@ -23,7 +23,7 @@ const HIDDEN_CLASS = /(?:^|\s)(?:headerlink|visually-hidden|sr-only|screen-reade
 
 /** class/id words that mark chrome: menus, sidebars, cookie banners, breadcrumbs, sharing, version switchers. */
 const CHROME_NAME =
-  /(?:^|[\s_-])(?:nav|navbar|navigation|menu|menubar|breadcrumbs?|sidebar|sidenav|side-bar|cookies?|consent|gdpr|cc-banner|share|sharing|social|newsletter|subscribe|subscription|related|recommended|advert|advertisement|ads|sponsor|promo|popup|modal|skip-link|skiplink|edit-?this-?page|edit-?link|edit-?on-?github|version-?switcher|versions|toc|toctree-wrapper|on-?this-?page|pagination|pager|prev-?next|footer|site-header|masthead|announcement)(?:$|[\s_-])/i;
+  /(?:^|[\s_-])(?:nav|navbar|navigation|menu|menubar|breadcrumbs?|sidebar|sidenav|side-bar|cookies?|consent|gdpr|cc-banner|share|sharing|social|newsletter|subscribe|subscription|related|recommended|advert|advertisement|ads|sponsor|promo|popup|modal|skip-link|skiplink|edit-?this-?page|edit-?link|edit-?on-?github|version-?switcher|versions|toc|toctree-wrapper|on-?this-?page|pagination|pager|prev-?next|footer|site-header|masthead|announcement|byline|author-?(?:bio|box|info|card)|about-?(?:the-)?author|(?:post|entry|article)-?meta)(?:$|[\s_-])/i;
 const CONTENT_NAME = /\b(?:content|article|post|entry|body|main)\b/i;
 
 /** Whole-element texts that are chrome wherever they appear. */
@@ -39,6 +39,8 @@ const CHROME_TEXT_MAX_CHARS = 40;
 const TEASER_HEADING =
   /^(?:(?:people|customers|shoppers) (?:who )?(?:\w+ )?also (?:viewed|bought|liked|searched)|(?:\w+ )?also (?:viewed|bought|liked)|frequently bought together|you (?:may|might|will|'ll) (?:also )?(?:like|love|enjoy|be interested)|(?:related|recommended|similar|popular|trending|latest|recent|more|other|featured|suggested) (?:\w+ ){0,2}(?:posts?|articles?|stories|products?|items?|reads?|news|videos?|guides?|blogs?|resources|content)|more (?:from|like this|to (?:explore|read|discover))|(?:read|up) next|keep reading|recommended for you|related|recommended|sponsored(?: content)?|seller's other items)\b/i;
 const HEADING_TAGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
+const TEASER_LABEL = new RegExp(`${TEASER_HEADING.source.replace(/\\b$/, '')}\\s*:?$`, 'i');
+const LABEL_TAGS = new Set(['p', 'div', 'span', 'strong', 'b', 'header']);
 /** A teaser block holds at most this share of the content: a page made of teasers is a listing. */
 const MAX_TEASER_SHARE = 0.4;
 /** Below this share of their text in links, siblings after a bare teaser heading are not teasers. */
@@ -131,9 +133,13 @@ function removeTeaserBlocks(
       continue;
     }
     const el = els[i] as Element;
-    if (!HEADING_TAGS.has(el.localName) || (chars[i] ?? 0) > 60 || (chars[i] ?? 0) === 0) continue;
+    const size = chars[i] ?? 0;
+    if (size > 60 || size === 0) continue;
+    const isHeading = HEADING_TAGS.has(el.localName);
+    // Outside headings, only a whole short text that is nothing but the teaser phrase counts.
+    if (!isHeading && (size > 40 || !LABEL_TAGS.has(el.localName))) continue;
     const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-    if (!TEASER_HEADING.test(heading)) continue;
+    if (!(isHeading ? TEASER_HEADING : TEASER_LABEL).test(heading)) continue;
     if (index.size === 0) {
       for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
     }

@@ -98,6 +98,11 @@ const MAX_CLIMB = 3;
 /** A group that does not hold Readability's pick needs this many times its words. */
 const GROUP_OVER_UNRELATED_READABILITY = 3;
 
+/** Readability's pick is trusted from this many words; below, the cleaned body may answer instead. */
+const MIN_READABILITY_WORDS = 300;
+/** The cleaned body replaces a tiny Readability pick when its non-link words are this many times more. */
+const BODY_OVER_TINY_READABILITY = 2;
+
 /** Above this link density a chain candidate is treated as navigation and Readability is preferred. */
 const MAX_CHAIN_LINK_DENSITY = 0.5;
 
@@ -176,11 +181,13 @@ function chooseContent(
       : undefined;
   const container = group ? groupContainer(group, readable, body) : undefined;
   if (group && container) return measure(container, `repeated:${group.signature}`);
-  if (readable && readable.words > 0) return readable;
+  if (readable && readable.words >= MIN_READABILITY_WORDS) return readable;
   if (chain) return chain;
-  if (!body) return undefined;
-  const candidate = measure(body, 'body');
-  return candidate.words > 0 ? candidate : undefined;
+  const whole = body ? measure(body, 'body') : undefined;
+  // A few words from Readability on a page with text is a caption or a teaser, not the page.
+  if (readable && readable.words > 0 && !(whole && whole.score > BODY_OVER_TINY_READABILITY * readable.words))
+    return readable;
+  return whole && whole.words > 0 ? whole : undefined;
 }
 
 /**
