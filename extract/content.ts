@@ -28,8 +28,9 @@ const CONTENT_NAME = /\b(?:content|article|post|entry|body|main)\b/i;
 
 /** Whole-element texts that are chrome wherever they appear. */
 const CHROME_TEXT =
-  /^(?:edit (?:on github|this page|page)|improve this (?:page|doc)|view (?:page )?source|show source|skip to (?:main )?content|table of contents|on this page|contents|back to top|copy(?: code)?|print|share)$/i;
-const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span']);
+  /^(?:edit (?:on github|this page|page)|improve this (?:page|doc)|view (?:page )?source|show source|skip to (?:main )?content|table of contents|on this page|contents|back to top|copy(?: code)?|print|share|expand(?: all| description)?|collapse(?: all)?|show (?:more|less))$/i;
+/** `summary`: a `<details>` toggle's own label ("Expand description") is a control, not content. */
+const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span', 'summary']);
 const CHROME_TEXT_MAX_CHARS = 40;
 
 /**

@@ -276,9 +276,8 @@ describe('peroxide (rustdoc) pages as Markdown', () => {
     for (const chrome of RUSTDOC_CHROME) expect(page.markdown).not.toContain(chrome);
   });
 
-  // Extraction, not Markdown: rustdoc's <summary class="hideme">Expand description</summary> toggle is
-  // kept by the content stage (extract/content.ts). Reported to the lead; flips when fixed.
-  it.fails('KNOWN EXTRACTION LEAK: rustdoc "Expand description" toggle text', () => {
+  // rustdoc's <summary class="hideme">Expand description</summary> is a toggle's label, not content.
+  it('no "Expand description" toggle text', () => {
     const page = load(site, 'peroxide/structure/dataframe/index.html');
     expect(page.markdown).not.toContain('Expand description');
   });
