@@ -16,6 +16,7 @@ import {
   sitemaps,
 } from '../../domain/robots';
 import { InvalidUrlError } from '../../domain/url';
+import { cpuMs } from '../helpers/cpu-time';
 
 const UA = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
 const ORIGIN = 'https://example.com';
@@ -378,9 +379,9 @@ describe('RFC 9309 §2.2.3 special characters', () => {
 
   it('a pathological pattern against a long URL stays fast', () => {
     const text = `User-agent: *\nDisallow: /${'*a'.repeat(2000)}b`;
-    const started = performance.now();
+    const started = cpuMs();
     expect(isAllowed(text, `/${'a'.repeat(5000)}`)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(cpuMs() - started).toBeLessThan(1000);
   });
 });
 

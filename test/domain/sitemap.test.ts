@@ -8,6 +8,7 @@ import {
   type SitemapEntry,
   type SitemapParserOptions,
 } from '../../domain/sitemap';
+import { cpuMs } from '../helpers/cpu-time';
 
 /** Parses `xml` fed in `chunkSize`-character pieces (1 = one character at a time). */
 function parse(xml: string, chunkSize = xml.length, options?: SitemapParserOptions) {
@@ -183,9 +184,9 @@ describe('createSitemapParser', () => {
   it('is linear on deeply nested markup', () => {
     const depth = 200_000;
     const xml = `<urlset>${'<a>'.repeat(depth)}${'</a>'.repeat(depth)}<url><loc>https://e.com/</loc></url></urlset>`;
-    const started = performance.now();
+    const started = cpuMs();
     const { entries } = parse(xml, 65_536);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(cpuMs() - started).toBeLessThan(2_000);
     expect(entries).toHaveLength(1);
   });
 });

@@ -17,25 +17,19 @@ import { chunkMarkdown, type MarkdownChunk } from '../../domain/chunking';
 import { extractPage } from '../../extract';
 import { parseDocument } from '../../extract/dom';
 import { MAX_MARKDOWN_ELEMENTS, toMarkdown } from '../../extract/markdown';
+import { cpuMs } from '../helpers/cpu-time';
 
 const countTokens = (text: string): number => (text.match(/[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu) ?? []).length;
 
-/**
- * Generous bound per page, in CPU time of this process: the work is synchronous, and CPU time does
- * not grow when other jobs crowd the machine (a wall-clock bound failed under a loaded CI run).
- */
+/** Generous bound per page, in CPU time (see helpers/cpu-time; a wall-clock bound failed under a loaded CI run). */
 const BOUND_MS = 10_000;
-const cpuNow = (): number => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
 
 function pipeline(bytes: Buffer, contentType?: string) {
-  const started = cpuNow();
+  const started = cpuMs();
   const decoded = decodeBody(bytes, contentType);
   const page = extractPage(decoded.text, 'https://example.test/page');
   const chunks = chunkMarkdown(page.markdown, { countTokens });
-  const elapsedMs = cpuNow() - started;
+  const elapsedMs = cpuMs() - started;
   return { decoded, page, chunks, elapsedMs };
 }
 
@@ -84,10 +78,10 @@ describe('bad input, from bytes to chunks', () => {
       'main',
     ) as Element;
     expect(root.querySelectorAll('*').length).toBeGreaterThan(MAX_MARKDOWN_ELEMENTS);
-    const started = cpuNow();
+    const started = cpuMs();
     const markdown = toMarkdown(root);
     const chunks = chunkMarkdown(markdown, { countTokens });
-    expect(cpuNow() - started).toBeLessThan(BOUND_MS);
+    expect(cpuMs() - started).toBeLessThan(BOUND_MS);
     expect(markdown).toContain('```js\nlet kept = "<b>as code</b>";\n```');
     expectSaneChunks(chunks, markdown);
   });
@@ -97,9 +91,9 @@ describe('bad input, from bytes to chunks', () => {
     const root = parseDocument(`<html><body>${body}</body></html>`, undefined, 'linkedom').querySelector(
       'main',
     ) as Element;
-    const started = cpuNow();
+    const started = cpuMs();
     const markdown = toMarkdown(root);
-    expect(cpuNow() - started).toBeLessThan(BOUND_MS);
+    expect(cpuMs() - started).toBeLessThan(BOUND_MS);
     expect(markdown.startsWith('# T\n\npara\n\npara\n\n')).toBe(true);
     expect(markdown.match(/para/g)).toHaveLength(MAX_MARKDOWN_ELEMENTS);
     expect(markdown.endsWith('para\n\n```sh\nls   -l\n  cd x\n```')).toBe(true);
