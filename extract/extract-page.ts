@@ -98,7 +98,12 @@ const MAX_CLIMB = 3;
 /** A group that does not hold Readability's pick needs this many times its words. */
 const GROUP_OVER_UNRELATED_READABILITY = 3;
 
-/** Readability's pick is trusted from this many words; below, the cleaned body may answer instead. */
+/**
+ * Below this many words Readability's pick loses to the selector chain's link-heavy pick (measured on
+ * wcxb-dev: 150 gained listings; 300 also took some documentation and collection pages from it).
+ */
+const MIN_READABILITY_WORDS_OVER_CHAIN = 150;
+/** Below this many words the cleaned body may answer instead of Readability's pick. */
 const MIN_READABILITY_WORDS = 300;
 /** The cleaned body replaces a tiny Readability pick when its non-link words are this many times more. */
 const BODY_OVER_TINY_READABILITY = 2;
@@ -181,7 +186,12 @@ function chooseContent(
       : undefined;
   const container = group ? groupContainer(group, readable, body) : undefined;
   if (group && container) return measure(container, `repeated:${group.signature}`);
-  if (readable && readable.words >= MIN_READABILITY_WORDS) return readable;
+  if (
+    readable &&
+    readable.words >= MIN_READABILITY_WORDS_OVER_CHAIN &&
+    (chain || readable.words >= MIN_READABILITY_WORDS)
+  )
+    return readable;
   if (chain) return chain;
   const whole = body ? measure(body, 'body') : undefined;
   // A few words from Readability on a page with text is a caption or a teaser, not the page.
