@@ -18,7 +18,9 @@
  * relay through the crawl workflow runs), crawls it with `delayMs: 50` so durable timers
  * appear, and writes the histories of the crawl workflow, both origin workflows and the seed's
  * page workflow as `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow
- * id and type). File names, the site and the crawl spec are fixed, so a re-run rewrites the
+ * id and type). Then it crawls the same, unchanged site again with `perOriginConcurrency: 2`
+ * and records that crawl's primary origin workflow (fetches beside the loop) and the seed's page
+ * workflow (unchanged and indexed: no embed activity) as `origin-concurrent` and `page-unchanged`. File names, the site and the crawl spec are fixed, so a re-run rewrites the
  * same files; only ports, timestamps and ids inside differ.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,6 +48,7 @@ const OUT_DIR = path.join(
   'histories',
 );
 const CRAWL_ID = 'history-fixture';
+const RECRAWL_ID = 'history-fixture-recrawl';
 
 /**
  * `historyToJSON` from `@temporalio/common/lib/proto-utils`, with one difference: it uses the
@@ -156,6 +159,26 @@ async function main(): Promise<void> {
     const seedPageId = seed.rows[0]?.id;
     if (seedPageId === undefined) throw new Error(`seed page ${primary.url} not stored`);
 
+    const recrawl: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+      taskQueue: TASK_QUEUES.crawl,
+      workflowId: crawlWorkflowId(RECRAWL_ID),
+      args: [
+        {
+          crawlId: RECRAWL_ID,
+          seeds: [primary.url],
+          scope: 'same-site',
+          delayMs: 50,
+          perOriginConcurrency: 2,
+          allowHosts: ['127.0.0.1'],
+          maxPages: 100,
+        },
+      ],
+    });
+    console.info('recrawl summary', recrawl);
+    if (recrawl.status !== 'completed' || recrawl.pagesFetched !== 10) {
+      throw new Error(`unexpected recrawl outcome, not recording: ${JSON.stringify(recrawl)}`);
+    }
+
     mkdirSync(OUT_DIR, { recursive: true });
     const manifest: HistoryManifestEntry[] = [
       await record(stack, 'crawl', crawlWorkflowId(CRAWL_ID), WORKFLOW_TYPES.crawl),
@@ -172,6 +195,13 @@ async function main(): Promise<void> {
         WORKFLOW_TYPES.origin,
       ),
       await record(stack, 'page', pageWorkflowId(CRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
+      await record(
+        stack,
+        'origin-concurrent',
+        originWorkflowId(RECRAWL_ID, primary.origin),
+        WORKFLOW_TYPES.origin,
+      ),
+      await record(stack, 'page-unchanged', pageWorkflowId(RECRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
     ];
     // Older recordings (`<name>.vN.json`) stay in the manifest: workflows of that code may still run.
     const manifestFile = path.join(OUT_DIR, 'manifest.json');
