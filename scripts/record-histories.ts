@@ -20,8 +20,9 @@
  * page workflow as `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow
  * id and type). Then it crawls the same, unchanged site again with `perOriginConcurrency: 2`
  * and records that crawl's primary origin workflow (fetches beside the loop) and the seed's page
- * workflow (unchanged and indexed: no embed activity) as `origin-concurrent` and `page-unchanged`. File names, the site and the crawl spec are fixed, so a re-run rewrites the
- * same files; only ports, timestamps and ids inside differ.
+ * workflow (unchanged and indexed: no embed activity) as `origin-concurrent` and `page-unchanged`.
+ * File names, the site and the crawl spec are fixed, so a re-run rewrites the same files; only
+ * ports, timestamps and ids inside differ.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
@@ -127,30 +128,41 @@ async function record(stack: TestStack, name: string, workflowId: string, workfl
   return { file, workflowId, workflowType } satisfies HistoryManifestEntry;
 }
 
+/** Crawls the fixture site; refuses to go on unless both origins and all 10 pages were fetched. */
+async function crawlFixture(
+  stack: TestStack,
+  crawlId: string,
+  seed: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+    taskQueue: TASK_QUEUES.crawl,
+    workflowId: crawlWorkflowId(crawlId),
+    args: [
+      {
+        crawlId,
+        seeds: [seed],
+        scope: 'same-site', // both origins are 127.0.0.1 (different ports): one site
+        delayMs: 50,
+        allowHosts: ['127.0.0.1'],
+        maxPages: 100,
+        ...extra,
+      },
+    ],
+  });
+  console.info(`${crawlId} summary`, summary);
+  if (summary.status !== 'completed' || summary.origins !== 2 || summary.pagesFetched !== 10) {
+    throw new Error(`unexpected outcome of ${crawlId}, not recording: ${JSON.stringify(summary)}`);
+  }
+}
+
 async function main(): Promise<void> {
   const primary = await serveSite(undefined);
   const secondary = await serveSite(undefined);
   buildSites(primary, secondary);
   const stack = await startTestStack();
   try {
-    const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-      taskQueue: TASK_QUEUES.crawl,
-      workflowId: crawlWorkflowId(CRAWL_ID),
-      args: [
-        {
-          crawlId: CRAWL_ID,
-          seeds: [primary.url],
-          scope: 'same-site', // both origins are 127.0.0.1 (different ports): one site
-          delayMs: 50,
-          allowHosts: ['127.0.0.1'],
-          maxPages: 100,
-        },
-      ],
-    });
-    console.info('crawl summary', summary);
-    if (summary.status !== 'completed' || summary.origins !== 2 || summary.pagesFetched !== 10) {
-      throw new Error(`unexpected crawl outcome, not recording: ${JSON.stringify(summary)}`);
-    }
+    await crawlFixture(stack, CRAWL_ID, primary.url);
 
     const seed = await stack.db.query<{ id: number }>(
       'SELECT id FROM pages WHERE crawl_id = $1 AND url = $2',
@@ -159,25 +171,7 @@ async function main(): Promise<void> {
     const seedPageId = seed.rows[0]?.id;
     if (seedPageId === undefined) throw new Error(`seed page ${primary.url} not stored`);
 
-    const recrawl: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-      taskQueue: TASK_QUEUES.crawl,
-      workflowId: crawlWorkflowId(RECRAWL_ID),
-      args: [
-        {
-          crawlId: RECRAWL_ID,
-          seeds: [primary.url],
-          scope: 'same-site',
-          delayMs: 50,
-          perOriginConcurrency: 2,
-          allowHosts: ['127.0.0.1'],
-          maxPages: 100,
-        },
-      ],
-    });
-    console.info('recrawl summary', recrawl);
-    if (recrawl.status !== 'completed' || recrawl.pagesFetched !== 10) {
-      throw new Error(`unexpected recrawl outcome, not recording: ${JSON.stringify(recrawl)}`);
-    }
+    await crawlFixture(stack, RECRAWL_ID, primary.url, { perOriginConcurrency: 2 });
 
     mkdirSync(OUT_DIR, { recursive: true });
     const manifest: HistoryManifestEntry[] = [

@@ -520,7 +520,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startFetch(item);
       await condition(() => inFlight.size < concurrency() || finishRequested);
     } else {
-      await settleFetches();
       await fetchNext(item);
     }
 
