@@ -62,6 +62,11 @@ export class PgDatabase implements Database {
     });
     // An idle client losing its server must not crash the process; the next query reports it.
     this.pool.on('error', () => {});
+    // pg-pool hears a checked-out client's 'error' only once per query; a server shutdown can emit
+    // a second one (seen once in the db-outage test: "terminating connection due to administrator
+    // command" as an uncaught exception). Every client gets a listener of its own for its whole
+    // life; the failing query still reports the error to its caller.
+    this.pool.on('connect', (client) => client.on('error', () => {}));
   }
 
   async query<Row>(sql: string, params: readonly SqlParam[] = []): Promise<QueryResult<Row>> {
