@@ -108,11 +108,12 @@ export interface OriginState extends OriginHealth {
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
   /**
-   * Set by a fetch that ran as a local activity: how long its response had ended when the
-   * workflow saw the result. Workflow time then dates the task that ran the fetch (before the
-   * request), so the next gap is timed from here, on a timer started after the fetch, instead.
+   * Set by a fetch that ran as a local activity, until the next wait: workflow time then dates
+   * the task that ran the fetch (before the request), so every wait after it — the gap, and a
+   * backoff pause dated from `atMs` — is taken whole, as a duration, on a timer started after the
+   * fetch returned; only the response's measured age (`ageMs`) comes off the gap.
    */
-  localResponseAgeMs?: number;
+  localFetch?: { atMs: number; ageMs: number };
   /** Paused by an operator (control signal): no request until resumed. */
   paused?: boolean;
   cancelled?: boolean;
@@ -271,7 +272,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.errors++;
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
       state.stats.lastFetchAtMs = Date.now();
-      if (locally) state.localResponseAgeMs = 0;
+      if (locally) state.localFetch = { atMs: Date.now(), ageMs: 0 };
       return;
     }
     if (result.outcome === 'robots-blocked') {
@@ -286,7 +287,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     const responseAgeMs = Math.min(result.msSinceResponse ?? 0, 60_000);
     if (locally) {
       state.stats.lastFetchAtMs = Date.now();
-      state.localResponseAgeMs = responseAgeMs;
+      state.localFetch = { atMs: Date.now(), ageMs: responseAgeMs };
     } else {
       state.stats.lastFetchAtMs = Date.now() - responseAgeMs;
     }
@@ -542,14 +543,16 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
       lastStartAtMs ?? Number.NEGATIVE_INFINITY,
     );
-    const sinceRequestMs = state.localResponseAgeMs ?? Date.now() - lastRequestAtMs;
-    const waitMs = Math.max(gapMs - sinceRequestMs, (state.pausedUntilMs ?? 0) - Date.now());
+    const { localFetch } = state;
+    const waitMs = localFetch
+      ? Math.max(gapMs - localFetch.ageMs, (state.pausedUntilMs ?? 0) - localFetch.atMs)
+      : Math.max(gapMs - (Date.now() - lastRequestAtMs), (state.pausedUntilMs ?? 0) - Date.now());
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
       await sleep(waitMs);
     }
-    delete state.localResponseAgeMs;
+    delete state.localFetch;
     const item = pop(frontier);
     if (!item) continue;
     state.quota--;
