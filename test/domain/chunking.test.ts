@@ -152,7 +152,7 @@ describe('chunkMarkdown', () => {
 const tokenizer: Tokenizer | undefined = await loadTokenizer().catch(() => undefined);
 
 describe.skipIf(tokenizer === undefined)(
-  'chunkMarkdown with the model tokenizer (skipped: no provisioned model)',
+  'chunkMarkdown with the model tokenizer (runs when scripts/setup.sh has provisioned the model)',
   () => {
     it('chunks real documentation pages within [100, 1024] model tokens, fences and tables intact', () => {
       const tok = tokenizer as Tokenizer;
