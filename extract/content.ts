@@ -2,6 +2,7 @@
  * Main-content isolation (seed 004 §6): site chrome removal, the selector priority chain, and the
  * measures used to choose between candidates. DOM-only, no I/O; works on jsdom and linkedom alike.
  */
+import { PRICE } from './product';
 
 /** Tags that are never document content. */
 const CHROME_TAGS = new Set([
@@ -38,7 +39,7 @@ const CHROME_TEXT_MAX_CHARS = 40;
  * related posts under an article. The block goes with its heading.
  */
 const TEASER_HEADING =
-  /^(?:(?:people|customers|shoppers) (?:who )?(?:\w+ )?also (?:viewed|bought|liked|searched)|(?:\w+ )?also (?:viewed|bought|liked)|frequently bought together|you (?:may|might|will|'ll) (?:also )?(?:like|love|enjoy|be interested)|(?:related|recommended|similar|popular|trending|latest|recent|more|other|featured|suggested) (?:\w+ ){0,2}(?:posts?|articles?|stories|products?|items?|reads?|news|videos?|guides?|blogs?|resources|content)|more (?:from|like this|to (?:explore|read|discover))|(?:read|up) next|keep reading|recommended for you|related|recommended|sponsored(?: content)?|seller's other items)\b/i;
+  /^(?:(?:\w+ ){0,3}(?:people|customers|shoppers|buyers) (?:\w+ ){0,4}(?:viewed|bought|purchased|liked|searched|watched)|(?:explore|see|shop|browse|discover|view) (?:more |all )?(?:related|similar) (?:\w+ ){0,2}(?:items|products)|(?:products|items) related to this (?:item|product)|compare (?:with )?similar (?:items|products)|(?:\w+ )?also (?:viewed|bought|liked)|frequently bought together|you (?:may|might|will|'ll) (?:also )?(?:like|love|enjoy|be interested)|(?:related|recommended|similar|popular|trending|latest|recent|more|other|featured|suggested) (?:\w+ ){0,2}(?:posts?|articles?|stories|products?|items?|reads?|news|videos?|guides?|blogs?|resources|content)|more (?:from|like this|to (?:explore|read|discover))|(?:read|up) next|keep reading|recommended for you|related|recommended|sponsored(?: content)?|seller's other items)\b/i;
 const HEADING_TAGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
 const TEASER_LABEL = new RegExp(`${TEASER_HEADING.source.replace(/\\b$/, '')}\\s*:?$`, 'i');
 const LABEL_TAGS = new Set(['p', 'div', 'span', 'strong', 'b', 'header']);
@@ -63,6 +64,8 @@ const MAX_CHROME_SHARE = 0.4;
 export interface ChromeOptions {
   /** Drop reader-comment containers; off for discussion pages, whose comments are the content. */
   dropComments?: boolean;
+  /** The page shows one product: groups of other products' priced cards around it are chrome. */
+  productPage?: boolean;
 }
 
 /**
@@ -99,6 +102,7 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     }
   }
   removeTeaserBlocks(root, tree, removed, drop, total);
+  if (options.productPage) removeProductCards(tree, removed, drop, total);
   for (let i = 0; i < els.length; i++) {
     if (removed[i]) {
       i = last[i] ?? i;
@@ -169,6 +173,69 @@ function removeTeaserBlocks(
     drop(boxIndex);
     i = Math.max(i, last[boxIndex] ?? i);
   }
+}
+
+/** Tags a product card is built from. */
+const CARD_TAGS = new Set(['div', 'li', 'article', 'section', 'a', 'figure', 'tr']);
+const MIN_CARDS = 3;
+/** A card is short: a title, a price, a rating. Longer units are sections of the product itself. */
+const MAX_CARD_CHARS = 600;
+/** Share of a group's units that must show a price and hold a link. */
+const MIN_CARD_SHARE = 0.6;
+/** One card group holds at most this share of the content: a page of cards is a catalogue. */
+const MAX_CARD_GROUP_SHARE = 0.5;
+
+/**
+ * On a product page, groups of at least three alike siblings (same tag and first class) that are each
+ * short, priced and linked: variants, bundles, "also bought" carousels. The product's own price is one
+ * block, not a group of them.
+ */
+function removeProductCards(
+  tree: KeptElements,
+  removed: Uint8Array,
+  drop: (i: number) => void,
+  total: number,
+): void {
+  const { els, last, chars, linkChars } = tree;
+  for (let i = 0; i < els.length; i++) {
+    if (removed[i]) {
+      i = last[i] ?? i;
+      continue;
+    }
+    const end = last[i] ?? i;
+    if (end - i < MIN_CARDS) continue;
+    const groups = new Map<string, number[]>();
+    for (let j = i + 1; j <= end; j = (last[j] ?? j) + 1) {
+      const child = els[j] as Element;
+      if (removed[j] || !CARD_TAGS.has(child.localName)) continue;
+      const size = chars[j] ?? 0;
+      if (size === 0 || size > MAX_CARD_CHARS) continue;
+      const key = `${child.localName}.${firstClassOf(child)}`;
+      const group = groups.get(key);
+      if (group) group.push(j);
+      else groups.set(key, [j]);
+    }
+    for (const units of groups.values()) {
+      if (units.length < MIN_CARDS) continue;
+      let size = 0;
+      let priced = 0;
+      let linked = 0;
+      for (const j of units) {
+        size += chars[j] ?? 0;
+        const el = els[j] as Element;
+        if ((linkChars[j] ?? 0) > 0 || el.localName === 'a' || el.querySelector('a[href]') !== null) linked++;
+        if (PRICE.test(el.textContent ?? '')) priced++;
+      }
+      const need = MIN_CARD_SHARE * units.length;
+      if (priced < need || linked < need || size > MAX_CARD_GROUP_SHARE * total) continue;
+      for (const j of units) drop(j);
+    }
+  }
+}
+
+function firstClassOf(el: Element): string {
+  const cls = el.getAttribute('class');
+  return cls ? (cls.trim().split(/\s+/)[0] ?? '').replace(/\d+/g, '#') : '';
 }
 
 interface KeptElements {

@@ -21,8 +21,10 @@ import {
 import { type DomKind, parseDocument } from './dom';
 import { normalizeContent, toMarkdown } from './markdown';
 import { extractMetadata, type PageMetadata, readingTimeMinutes } from './metadata';
+import { isProductPage } from './product';
 import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
 import { sanitizeHtml } from './sanitize';
+import { keepStreamPlaceholders, mayHaveStreamedSegments, revealStreamedSegments } from './streamed-segments';
 
 /** Seed 004's chain: landmarks first, then containers of common documentation and blog generators. */
 export const DEFAULT_CONTENT_SELECTORS: readonly string[] = [
@@ -129,14 +131,28 @@ export function extractPage(html: string, url?: string, options: ExtractOptions 
 
 function extractUnguarded(html: string, url: string | undefined, options: ExtractOptions): ExtractedPage {
   const opts = { ...DEFAULT_EXTRACT_OPTIONS, ...options };
-  const clean = sanitizeHtml(html, opts.maxInputChars, opts.maxDepth);
-  const doc = parseDocument(clean.html, url, opts.dom);
+  const streamed = mayHaveStreamedSegments(html);
+  const clean = sanitizeHtml(
+    streamed ? keepStreamPlaceholders(html) : html,
+    opts.maxInputChars,
+    opts.maxDepth,
+  );
+  clean.html = dropHtmlCdata(clean.html);
+  const parse = () => {
+    const parsed = parseDocument(clean.html, url, opts.dom);
+    if (streamed) revealStreamedSegments(parsed);
+    return parsed;
+  };
+  const doc = parse();
   const baseUrl = resolveBase(doc, url);
 
   // Metadata reads the untouched <head> first; Readability mutates the document afterwards.
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
-  const chrome = { dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType) };
-  const chosen = chooseContent(doc, opts, chrome, () => parseDocument(clean.html, url, opts.dom));
+  const chrome: ChromeOptions = {
+    dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType),
+    productPage: isProductPage(clean.jsonLd, metaProbe.contentType),
+  };
+  const chosen = chooseContent(doc, opts, chrome, parse);
   const text = chosen ? chosen.text : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
@@ -177,7 +193,7 @@ function chooseContent(
   // The chain's rejected pick was cleaned in place: Readability reads a fresh copy, the group search
   // the cleaned one (it removes chrome itself).
   const second = reparse();
-  const readable = runReadability(mutated ? second : doc);
+  const readable = runReadability(mutated ? second : doc, { productPage: chrome.productPage });
   const body = (mutated ? doc : second).body;
   if (body) removeChrome(body, chrome);
   const group =
@@ -236,12 +252,12 @@ function longestLine(text: string): string {
 
 const squash = (text: string) => text.replace(/\s+/g, '');
 
-function runReadability(doc: Document): Candidate | undefined {
+function runReadability(doc: Document, chrome: ChromeOptions): Candidate | undefined {
   try {
     const article = new Readability<Node>(doc, { keepClasses: true, serializer: (node) => node }).parse();
     const root = article?.content as Element | null | undefined;
     if (!root) return undefined;
-    removeChrome(root);
+    removeChrome(root, chrome);
     return measure(root, 'readability');
   } catch {
     // Readability throws on some malformed documents; the body fallback still answers.
@@ -260,6 +276,16 @@ function confidenceOf(candidate: Candidate): number {
   const kind = candidate.strategy.startsWith('repeated:') ? 'repeated' : candidate.strategy;
   const base = STRATEGY_CONFIDENCE[kind] ?? 0.9;
   return Math.round(base * amount * (1 - candidate.linkDensity) * 100) / 100;
+}
+
+/**
+ * `<![CDATA[` outside SVG and MathML is a bogus comment that ends at the next `>` (HTML Living
+ * Standard, tokenizer "markup declaration open"), but htmlparser2, under linkedom, reads on to a `]]>`
+ * that never comes and swallows the page (seen on forum themes that print one before their wrapper).
+ * Removed up to that `>`, as a browser would. Belongs in the sanitising pre-pass.
+ */
+export function dropHtmlCdata(html: string): string {
+  return html.includes('<![CDATA[') ? html.replace(/<!\[CDATA\[[^>]*>/g, '') : html;
 }
 
 function resolveBase(doc: Document, url: string | undefined): string | undefined {

@@ -7,19 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { extractPage } from '../../extract';
 import { parseDocument } from '../../extract/dom';
 import { findRepeatedGroup } from '../../extract/repeated-blocks';
-
-const WORDS = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor'.split(' ');
-
-/** `n` words of filler with a marker word first, so each block is recognisable in the output. */
-function prose(marker: string, n: number): string {
-  const out = [marker];
-  for (let i = 1; i < n; i++) out.push(WORDS[i % WORDS.length] ?? 'x');
-  return `${out.join(' ')}.`;
-}
-
-function page(body: string, head = ''): string {
-  return `<!DOCTYPE html><html lang="en"><head><title>Test page</title>${head}</head><body>${body}</body></html>`;
-}
+import { page, prose } from './generated-page';
 
 const siteChrome = `<div class="top"><a href="/">Home</a> <a href="/forums">Forums</a> <a href="/help">Help</a></div>`;
 

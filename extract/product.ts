@@ -1,0 +1,38 @@
+/**
+ * Product pages: what sits around one product's name, description and specification is mostly other
+ * products (variants, "customers also bought", bundles), each a small card with a price and a link.
+ * This recognises a product page from its structured data and finds those card groups. Generic
+ * vocabulary (schema.org, Open Graph) and structure only; no site names.
+ */
+
+/**
+ * schema.org types of one product. Not ProductGroup: shops use it for category pages of variants as
+ * often as for one product's page (measured on wcxb-dev).
+ */
+const PRODUCT_TYPE = /"@type"\s*:\s*\[?\s*"(?:Product|IndividualProduct|ProductModel)"/g;
+/** A JSON-LD list of items: the page lists products rather than showing one. */
+const ITEM_LIST_TYPE = /"@type"\s*:\s*\[?\s*"(?:ItemList|OfferCatalog|CollectionPage|SearchResultsPage)"/;
+/** More Product nodes than this and the page is a catalogue. */
+const MAX_PRODUCT_NODES = 2;
+
+/**
+ * Whether the page shows one product: its JSON-LD has one or two Product nodes and no item list, or its
+ * primary type (JSON-LD, else og:type) is a product.
+ */
+export function isProductPage(jsonLdTexts: readonly string[], contentType: string): boolean {
+  let products = 0;
+  let list = false;
+  for (const text of jsonLdTexts) {
+    products += text.match(PRODUCT_TYPE)?.length ?? 0;
+    if (!list && ITEM_LIST_TYPE.test(text)) list = true;
+  }
+  if (products > MAX_PRODUCT_NODES || list) return false;
+  return products > 0 || /^(?:og:)?product(?:\.item)?$/.test(contentType);
+}
+
+/**
+ * A price as shops print it: a currency sign or code next to digits (`$35.00`, `£ 675`, `12,99 €`,
+ * `EUR 10`).
+ */
+export const PRICE =
+  /(?:[$€£¥₹₩₽]|\b(?:USD|EUR|GBP|CAD|AUD|CHF|JPY|INR|SEK|NOK|DKK|PLN|Rs\.?|R\$|kr)\s?)\s?\d|\d(?:[\d.,\s]*\d)?\s?(?:[€£₹₽]|\b(?:USD|EUR|GBP|kr|zł|Kč)\b)/;
