@@ -108,12 +108,11 @@ export interface OriginState extends OriginHealth {
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
   /**
-   * Set by a fetch that ran as a local activity, until the next wait: workflow time then dates
-   * the task that ran the fetch (before the request), so every wait after it — the gap, and a
-   * backoff pause dated from `atMs` — is taken whole, as a duration, on a timer started after the
-   * fetch returned; only the response's measured age (`ageMs`) comes off the gap.
+   * Set by a fetch that ran as a local activity: how long its response had ended when the
+   * workflow saw the result. Workflow time then dates the task that ran the fetch (before the
+   * request), so the next gap is timed from here, on a timer started after the fetch, instead.
    */
-  localFetch?: { atMs: number; ageMs: number };
+  localResponseAgeMs?: number;
   /** Paused by an operator (control signal): no request until resumed. */
   paused?: boolean;
   cancelled?: boolean;
@@ -272,7 +271,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.errors++;
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
       state.stats.lastFetchAtMs = Date.now();
-      if (locally) state.localFetch = { atMs: Date.now(), ageMs: 0 };
+      if (locally) state.localResponseAgeMs = 0;
       return;
     }
     if (result.outcome === 'robots-blocked') {
@@ -287,7 +286,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     const responseAgeMs = Math.min(result.msSinceResponse ?? 0, 60_000);
     if (locally) {
       state.stats.lastFetchAtMs = Date.now();
-      state.localFetch = { atMs: Date.now(), ageMs: responseAgeMs };
+      state.localResponseAgeMs = responseAgeMs;
     } else {
       state.stats.lastFetchAtMs = Date.now() - responseAgeMs;
     }
@@ -543,16 +542,14 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
       lastStartAtMs ?? Number.NEGATIVE_INFINITY,
     );
-    const { localFetch } = state;
-    const waitMs = localFetch
-      ? Math.max(gapMs - localFetch.ageMs, (state.pausedUntilMs ?? 0) - localFetch.atMs)
-      : Math.max(gapMs - (Date.now() - lastRequestAtMs), (state.pausedUntilMs ?? 0) - Date.now());
+    const sinceRequestMs = state.localResponseAgeMs ?? Date.now() - lastRequestAtMs;
+    const waitMs = Math.max(gapMs - sinceRequestMs, (state.pausedUntilMs ?? 0) - Date.now());
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
       await sleep(waitMs);
     }
-    delete state.localFetch;
+    delete state.localResponseAgeMs;
     const item = pop(frontier);
     if (!item) continue;
     state.quota--;
