@@ -52,10 +52,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
     const context = Context.current();
     // No heartbeat up front: the heartbeat timeout runs from the activity's start anyway, and most
     // fetches end well inside one interval, so each skipped beat is one server write less per page.
-    // A local activity has no heartbeat: the workflow task that runs it is kept alive instead.
-    const beat = context.info.isLocal
-      ? undefined
-      : setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
       const origin = originOf(input.url);
       const verdict = await robots.check(input.url, origin, {

@@ -287,10 +287,6 @@ interface HistoryEventLike {
   } | null;
   activityTaskStartedEventAttributes?: { scheduledEventId?: unknown } | null;
   activityTaskCompletedEventAttributes?: { scheduledEventId?: unknown } | null;
-  markerRecordedEventAttributes?: {
-    markerName?: string | null;
-    details?: Record<string, { payloads?: Array<{ data?: Uint8Array | null }> | null }> | null;
-  } | null;
 }
 
 function tsMs(ts: Timestamp | null | undefined): number {
@@ -315,8 +311,6 @@ class Mean {
 /** One fetchAndStore activity of an origin workflow, with its HTTP request from the server log. */
 interface FetchRecord {
   path: string;
-  /** Ran as a local activity: no schedule or start events, `completed` is its marker's time. */
-  local: boolean;
   scheduled: number;
   started: number;
   completed: number;
@@ -346,10 +340,6 @@ interface LapBreakdown {
   wtToScheduleMs: number;
   activityQueueMs: number;
   preHttpMs: number;
-  /** Response end → timer start, and timer fired → next request (both placements). */
-  endToTimerMs: number;
-  firedToRequestMs: number;
-  localFetches: number;
   serverGapMs: number;
   originWtQueueMs: number;
   originWtRunMs: number;
@@ -396,7 +386,6 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
           // not JSON: left unmatched
         }
         const record: FetchRecord = {
-          local: false,
           path: url ? new URL(url).pathname : '',
           scheduled: t,
           started: Number.NaN,
@@ -414,28 +403,6 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
       } else if (event.activityTaskCompletedEventAttributes) {
         const record = scheduled.get(String(event.activityTaskCompletedEventAttributes.scheduledEventId));
         if (record) record.completed = t;
-      } else if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') {
-        const details = event.markerRecordedEventAttributes.details ?? {};
-        const text = (key: string) => decoder.decode(details[key]?.payloads?.[0]?.data ?? new Uint8Array());
-        if (!text('data').includes('"fetchAndStore"')) continue;
-        let url = '';
-        try {
-          url = (JSON.parse(text('result')) as { finalUrl?: string }).finalUrl ?? '';
-        } catch {
-          // a failed attempt has no result: left unmatched
-        }
-        if (!url) continue;
-        const record: FetchRecord = {
-          local: true,
-          path: new URL(url).pathname,
-          scheduled: t,
-          started: Number.NaN,
-          completed: t,
-        };
-        const list = byOrigin.get(new URL(url).origin) ?? [];
-        list.push(record);
-        byOrigin.set(new URL(url).origin, list);
-        last = record;
       } else if (event.timerStartedEventAttributes) {
         if (last && last.timerStarted === undefined) {
           last.timerStarted = t;
@@ -455,11 +422,8 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
     wtToSchedule: new Mean(),
     activityQueue: new Mean(),
     preHttp: new Mean(),
-    endToTimer: new Mean(),
-    firedToRequest: new Mean(),
     serverGap: new Mean(),
   };
-  let localFetches = 0;
   let pairs = 0;
   let lapsWithoutTimer = 0;
   for (const server of servers) {
@@ -477,20 +441,14 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
         continue;
       }
       pairs++;
-      m.endToTimer.add(prev.timerStarted - prevReq.endedAtMs);
-      m.timer.add(prev.timerFired - prev.timerStarted);
-      m.timerRequested.add(prev.timerRequested ?? Number.NaN);
-      m.firedToRequest.add(curReq.startedAtMs - prev.timerFired);
-      m.serverGap.add(curReq.startedAtMs - prevReq.endedAtMs);
-      if (cur.local) {
-        localFetches++;
-        continue;
-      }
       m.postHttp.add(prev.completed - prevReq.endedAtMs);
       m.wtToTimer.add(prev.timerStarted - prev.completed);
+      m.timer.add(prev.timerFired - prev.timerStarted);
+      m.timerRequested.add(prev.timerRequested ?? Number.NaN);
       m.wtToSchedule.add(cur.scheduled - prev.timerFired);
       m.activityQueue.add(cur.started - cur.scheduled);
       m.preHttp.add(curReq.startedAtMs - cur.started);
+      m.serverGap.add(curReq.startedAtMs - prevReq.endedAtMs);
     }
   }
   return {
@@ -503,9 +461,6 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
     wtToScheduleMs: m.wtToSchedule.value,
     activityQueueMs: m.activityQueue.value,
     preHttpMs: m.preHttp.value,
-    endToTimerMs: m.endToTimer.value,
-    firedToRequestMs: m.firedToRequest.value,
-    localFetches,
     serverGapMs: m.serverGap.value,
     originWtQueueMs: wtQueue.value,
     originWtRunMs: wtRun.value,
@@ -687,15 +642,9 @@ function print(r: Result): void {
       `paths requested twice ${r.perOrigin.reduce((n, o) => n + o.duplicatePaths.length, 0)}` +
       ` ${r.perOrigin.flatMap((o) => o.duplicatePaths.map((p) => `${o.origin}${p}`)).join(' ')}`,
     `  where the gap beyond δ goes (means over ${b.pairs} consecutive fetch pairs; ${b.lapsWithoutTimer} without a timer skipped):`,
-    `    response end → timer start ${f(b.endToTimerMs)} ms → timer ${f(b.timerMs)} ms (asked ${f(b.timerRequestedMs)}) → ` +
-      `timer fired → next request ${f(b.firedToRequestMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ); ` +
-      `${b.localFetches} of ${b.pairs} next fetches ran as local activities`,
-    ...(b.localFetches < b.pairs
-      ? [
-          `    fetches on the fetch queue: post-HTTP in fetch activity ${f(b.postHttpMs)} ms → WT to timer start ${f(b.wtToTimerMs)} ms; ` +
-            `timer fired → WT to schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → pre-HTTP in activity ${f(b.preHttpMs)} ms`,
-        ]
-      : []),
+    `    post-HTTP in fetch activity ${f(b.postHttpMs)} ms → WT to timer start ${f(b.wtToTimerMs)} ms → ` +
+      `timer ${f(b.timerMs)} ms (asked ${f(b.timerRequestedMs)}) → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
+      `pre-HTTP in activity ${f(b.preHttpMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ)`,
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
     `  machine${r.pipeline === 'separate' ? ' (fetch phase)' : ''}: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
       `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +

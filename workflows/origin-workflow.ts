@@ -57,13 +57,7 @@ import {
   originReportSignal,
   quotaSignal,
 } from './messages';
-import {
-  fetchAndStore,
-  fetchAndStoreLocally,
-  fetchRobots,
-  ingestSitemaps,
-  nextClaimedUrls,
-} from './origin-activities';
+import { fetchAndStore, fetchRobots, ingestSitemaps, nextClaimedUrls } from './origin-activities';
 import { pageWorkflow } from './page-workflow';
 
 /** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
@@ -74,12 +68,6 @@ const SITEMAP_LOW_WATER = 50;
 const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
 const RELAY_BATCH = 50;
-/**
- * History events a running page workflow still adds to this run when it ends (its completion and
- * the workflow task that reads it): counted ahead, so a run that must first wait out many pages
- * before continuing as new still ends near `continueAsNewAfterEvents`.
- */
-const EVENTS_PER_PENDING_PAGE = 4;
 
 export interface OriginWorkflowInput {
   spec: CrawlSpec;
@@ -107,12 +95,6 @@ export interface OriginState extends OriginHealth {
   deniedReason?: string;
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
-  /**
-   * Set by a fetch that ran as a local activity: how long its response had ended when the
-   * workflow saw the result. Workflow time then dates the task that ran the fetch (before the
-   * request), so the next gap is timed from here, on a timer started after the fetch, instead.
-   */
-  localResponseAgeMs?: number;
   /** Paused by an operator (control signal): no request until resumed. */
   paused?: boolean;
   cancelled?: boolean;
@@ -151,7 +133,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   if (!input.state) for (const item of input.initial) enqueue(item);
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
   const pageChildren: Array<Promise<PageOutcome>> = [];
-  let pagesRunning = 0;
   // Fetches in flight beside the loop: only when the origin may take more than one at a time.
   // With one at a time the loop awaits each fetch itself, as runs recorded before this did.
   const inFlight = new Set<Promise<void>>();
@@ -251,15 +232,14 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
-  /** `locally`: as a local activity (one request at a time), else an activity on the fetch queue. */
-  async function fetchNext(item: FrontierItem, locally: boolean): Promise<void> {
+  async function fetchNext(item: FrontierItem): Promise<void> {
     phase = 'fetching';
     showDetails();
     const now = Date.now();
     state.stats.firstFetchAtMs ??= now;
     let result: Awaited<ReturnType<typeof fetchAndStore>>;
     try {
-      result = await (locally ? fetchAndStoreLocally : fetchAndStore)({
+      result = await fetchAndStore({
         crawlId: spec.crawlId,
         url: item.url,
         depth: item.depth,
@@ -271,7 +251,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.errors++;
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
       state.stats.lastFetchAtMs = Date.now();
-      if (locally) state.localResponseAgeMs = 0;
       return;
     }
     if (result.outcome === 'robots-blocked') {
@@ -280,16 +259,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.quota++;
       return;
     }
-    // The gap runs from the response's end and skips waiting out storage work that sent nothing
-    // to the origin. After an activity, workflow time minus that storage time is never earlier
-    // than the end; after a local activity workflow time is older, so the age is kept instead.
-    const responseAgeMs = Math.min(result.msSinceResponse ?? 0, 60_000);
-    if (locally) {
-      state.stats.lastFetchAtMs = Date.now();
-      state.localResponseAgeMs = responseAgeMs;
-    } else {
-      state.stats.lastFetchAtMs = Date.now() - responseAgeMs;
-    }
+    // The gap runs from the response's end: workflow time minus the activity's own storage time
+    // is never earlier than that end, and skips waiting out work that sent nothing to the origin.
+    state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse ?? 0, 60_000);
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
@@ -344,7 +316,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
    */
   function startPage(pageId: number): void {
     const workflowId = pageWorkflowId(spec.crawlId, pageId);
-    pagesRunning++;
     pageChildren.push(
       startChild(pageWorkflow, {
         workflowId,
@@ -359,8 +330,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
             error instanceof WorkflowExecutionAlreadyStartedError
               ? { indexed: false }
               : { indexed: false, error: `page workflow ${workflowId} failed: ${(error as Error).message}` },
-        )
-        .finally(() => pagesRunning--),
+        ),
     );
   }
 
@@ -461,7 +431,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
   function startFetch(item: FrontierItem): void {
     lastStartAtMs = Date.now();
-    const running: Promise<void> = fetchNext(item, false)
+    const running: Promise<void> = fetchNext(item)
       .catch((error: unknown) => {
         inFlightFailure ??= error;
       })
@@ -474,11 +444,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (inFlight.size > 0) await condition(() => inFlight.size === 0);
     if (inFlightFailure !== undefined) throw inFlightFailure;
   }
-
-  // One request at a time runs the fetch as a local activity, and the history budget counts the
-  // events running page workflows will add; runs recorded before did neither.
-  const fetchLocally = patched('fetch-local-activity-v1');
-  const pendingPageEvents = () => (fetchLocally ? EVENTS_PER_PENDING_PAGE * pagesRunning : 0);
 
   const relayPending = () => Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);
 
@@ -542,14 +507,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
       lastStartAtMs ?? Number.NEGATIVE_INFINITY,
     );
-    const sinceRequestMs = state.localResponseAgeMs ?? Date.now() - lastRequestAtMs;
-    const waitMs = Math.max(gapMs - sinceRequestMs, (state.pausedUntilMs ?? 0) - Date.now());
+    const waitMs = Math.max(gapMs - (Date.now() - lastRequestAtMs), (state.pausedUntilMs ?? 0) - Date.now());
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
       await sleep(waitMs);
     }
-    delete state.localResponseAgeMs;
     const item = pop(frontier);
     if (!item) continue;
     state.quota--;
@@ -557,14 +520,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startFetch(item);
       await condition(() => inFlight.size < concurrency() || finishRequested);
     } else {
-      await fetchNext(item, fetchLocally);
+      await fetchNext(item);
     }
 
     const info = workflowInfo();
-    if (
-      info.continueAsNewSuggested ||
-      info.historyLength + pendingPageEvents() > spec.continueAsNewAfterEvents
-    ) {
+    if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
       await settleFetches();
       await flushRelay();
       await drainPageChildren();
