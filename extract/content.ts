@@ -252,10 +252,18 @@ interface KeptElements {
   rootChars: number;
 }
 
-function isStructuralChrome(el: Element): boolean {
+/**
+ * A `<header>` without the page's h1 is a site or section header, unless it holds most of the text:
+ * some site builders wrap a whole post in one.
+ */
+const MAX_HEADER_SHARE = 0.5;
+
+function isStructuralChrome(el: Element, rootTextLength: () => number): boolean {
   const tag = el.localName;
   if (CHROME_TAGS.has(tag)) return true;
-  if (tag === 'header' && el.querySelector('h1') === null) return true;
+  if (tag === 'header' && el.querySelector('h1') === null) {
+    return (el.textContent ?? '').length <= MAX_HEADER_SHARE * rootTextLength();
+  }
   if (el.hasAttribute('hidden') || el.getAttribute('aria-hidden') === 'true') return true;
   const role = el.getAttribute('role');
   if (role !== null && CHROME_ROLES.has(role)) return true;
@@ -303,11 +311,16 @@ function walkKeptElements(root: Element): KeptElements {
       cur = parent;
     }
   };
+  let rootText = -1;
+  const rootTextLength = () => {
+    if (rootText < 0) rootText = (root.textContent ?? '').length;
+    return rootText;
+  };
   let node: Node | null = root.firstChild;
   while (node !== null) {
     if (node.nodeType === 1) {
       const el = node as Element;
-      if (isStructuralChrome(el)) {
+      if (isStructuralChrome(el, rootTextLength)) {
         const next = after(el);
         el.remove();
         node = next;

@@ -112,6 +112,16 @@ const BODY_OVER_TINY_READABILITY = 2;
 
 /** Above this link density a chain candidate is treated as navigation and Readability is preferred. */
 const MAX_CHAIN_LINK_DENSITY = 0.5;
+/**
+ * A short chain pick with less than this share of the body's text is a box that happens to carry the
+ * selector (an author card named `#content`): Readability gets a say.
+ */
+const MIN_CHAIN_SHARE_OF_BODY = 0.1;
+
+function isSliverOf(chain: Candidate, body: HTMLElement | null): boolean {
+  if (body === null || chain.words >= MIN_READABILITY_WORDS_OVER_CHAIN) return false;
+  return chain.text.length < MIN_CHAIN_SHARE_OF_BODY * (body.textContent ?? '').length;
+}
 
 export function extractPage(html: string, url?: string, options: ExtractOptions = {}): ExtractedPage {
   try {
@@ -188,7 +198,12 @@ function chooseContent(
     opts.strategy === 'readability'
       ? { candidate: undefined, mutated: false }
       : selectByChain(doc, opts.selectors, opts.minChainWords, chrome);
-  if (chain && (opts.strategy === 'chain' || chain.linkDensity <= MAX_CHAIN_LINK_DENSITY)) return chain;
+  if (
+    chain &&
+    (opts.strategy === 'chain' ||
+      (chain.linkDensity <= MAX_CHAIN_LINK_DENSITY && !isSliverOf(chain, doc.body)))
+  )
+    return chain;
   if (opts.strategy === 'chain') return undefined;
   // The chain's rejected pick was cleaned in place: Readability reads a fresh copy, the group search
   // the cleaned one (it removes chrome itself).
