@@ -105,6 +105,11 @@ const GROUP_OVER_UNRELATED_READABILITY = 3;
  * wcxb-dev: 150 gained listings; 300 also took some documentation and collection pages from it).
  */
 const MIN_READABILITY_WORDS_OVER_CHAIN = 150;
+/**
+ * A link-heavy chain pick with this many times the words of Readability's pick is kept (measured on
+ * wcxb-dev listings: news front pages, lists of links, category pages).
+ */
+const LISTING_OVER_READABILITY = 2;
 /** Below this many words the cleaned body may answer instead of Readability's pick. */
 const MIN_READABILITY_WORDS = 300;
 /** The cleaned body replaces a tiny Readability pick when its non-link words are this many times more. */
@@ -217,6 +222,9 @@ function chooseContent(
       : undefined;
   const container = group ? groupContainer(group, readable, body) : undefined;
   if (group && container) return measure(container, `repeated:${group.signature}`);
+  // A link-heavy landmark with far more words than Readability's pick is a listing of linked cards;
+  // Readability kept a fragment of it.
+  if (chain && readable && chain.words >= LISTING_OVER_READABILITY * readable.words) return chain;
   if (
     readable &&
     readable.words >= MIN_READABILITY_WORDS_OVER_CHAIN &&

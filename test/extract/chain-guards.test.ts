@@ -42,3 +42,21 @@ describe('a chain pick that is a sliver of the page', () => {
     expect(result.text).toContain('onlymarker');
   });
 });
+
+describe('a link-heavy landmark that is a listing', () => {
+  it('keeps the whole list of linked headlines when Readability picks a fragment of it', () => {
+    const headlines = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `<p><a href="/news/${i}">headlinemarker${i} storm closes roads across the northern valley</a> 2h</p>`,
+    ).join('');
+    const html = page(
+      `<main><h1>Latest news</h1>${headlines}` +
+        `<div class="feature"><p>${prose('fragmentmarker', 160)}</p></div></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/news');
+    expect(result.strategy).toBe('selector:main');
+    expect(result.text).toContain('headlinemarker0');
+    expect(result.text).toContain('headlinemarker29');
+  });
+});
