@@ -92,6 +92,23 @@ describe('other-products rails on any page', () => {
   });
 });
 
+describe('news and blog rails', () => {
+  it('drops the link list under a bare "Most popular" heading after an article', () => {
+    const links = Array.from(
+      { length: 5 },
+      (_, i) => `<li><a href="/post/${i}">railmarker${i} other post title</a></li>`,
+    ).join('');
+    const html = page(
+      `<main><article><h1>Zero waste</h1><p>${prose('articlemarker', 120)}</p></article>` +
+        `<h3>Most popular</h3><ul>${links}</ul></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/blog/zero-waste');
+    expect(result.text).toContain('articlemarker');
+    expect(result.text).not.toContain('railmarker');
+    expect(result.text).not.toContain('Most popular');
+  });
+});
+
 describe('a stray <![CDATA[ in HTML content', () => {
   it('is dropped up to the next ">", as browsers do, so the page after it is read', () => {
     expect(dropHtmlCdata('<p>a</p><![CDATA[\n<div id="x"></div>')).toBe('<p>a</p></div>');
