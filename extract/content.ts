@@ -264,8 +264,11 @@ function isStructuralChrome(el: Element, rootTextLength: () => number): boolean 
   if (tag === 'header' && el.querySelector('h1') === null) {
     return (el.textContent ?? '').length <= MAX_HEADER_SHARE * rootTextLength();
   }
-  if (el.hasAttribute('hidden') || el.getAttribute('aria-hidden') === 'true') return true;
   const role = el.getAttribute('role');
+  // An inactive tab (the same example in another language, another OS's install steps) is hidden
+  // only until clicked: its text is content.
+  if ((el.hasAttribute('hidden') || el.getAttribute('aria-hidden') === 'true') && role !== 'tabpanel')
+    return true;
   if (role !== null && CHROME_ROLES.has(role)) return true;
   const cls = el.getAttribute('class');
   return cls !== null && HIDDEN_CLASS.test(cls);

@@ -108,3 +108,22 @@ describe('pages whose body has no text', () => {
     expect(result.confidence).toBe(0);
   });
 });
+
+describe('tabbed examples', () => {
+  it('keeps the inactive, hidden tab panels of code examples and still drops other hidden blocks', () => {
+    const tabs = ['python', 'node', 'ruby']
+      .map(
+        (lang, i) =>
+          `<div role="tabpanel"${i === 0 ? '' : ' hidden'}><pre><code class="language-${lang}">${lang}_tabmarker()</code></pre></div>`,
+      )
+      .join('');
+    const html = page(
+      `<main><h1>Send a message</h1><p>${prose('intromarker', 80)}</p>` +
+        `<div role="tablist"><span role="tab">Python</span><span role="tab">Node</span><span role="tab">Ruby</span></div>${tabs}` +
+        `<div hidden class="drawer"><p>${prose('drawermarker', 20)}</p></div></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/docs/send');
+    for (const lang of ['python', 'node', 'ruby']) expect(result.markdown).toContain(`${lang}_tabmarker()`);
+    expect(result.text).not.toContain('drawermarker');
+  });
+});
