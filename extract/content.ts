@@ -66,6 +66,8 @@ export interface ChromeOptions {
   dropComments?: boolean;
   /** The page shows one product: groups of other products' priced cards around it are chrome. */
   productPage?: boolean;
+  /** The page sells something: its customer reviews and ratings are chrome. */
+  dropReviews?: boolean;
 }
 
 /**
@@ -83,6 +85,7 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
   };
   let total = tree.rootChars;
   if (options.dropComments) total -= removeComments(tree, drop);
+  if (options.dropReviews) total -= removeReviews(tree, drop);
   total = Math.max(1, total);
   for (let i = 0; i < els.length; i++) {
     if (removed[i]) {
@@ -386,6 +389,64 @@ function removeComments(tree: KeptElements, drop: (i: number) => void): number {
   if (total - inComments < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
   for (const i of outer) drop(i);
   return inComments;
+}
+
+/**
+ * Class and id words of a product page's customer reviews and ratings (widgets by their generic or
+ * vendor name), split at camelCase: `customerReviews`, `product-reviews__list`, `bv_main_container`.
+ */
+const REVIEW_WORDS = new Set([
+  'review',
+  'reviews',
+  'rating',
+  'ratings',
+  'bv',
+  'bazaarvoice',
+  'yotpo',
+  'okendo',
+  'stamped',
+  'jdgm',
+  'judgeme',
+  'trustpilot',
+  'feefo',
+  'reevoo',
+  'powerreviews',
+]);
+
+/** Testimonials are the seller's chosen quotes, part of what a service page says about itself. */
+const TESTIMONIAL_WORD = /testimonial/i;
+
+function reviewKind(name: string): 'review' | 'testimonial' | undefined {
+  if (name.length < 2) return undefined;
+  if (TESTIMONIAL_WORD.test(name)) return 'testimonial';
+  for (const word of name
+    .replace(/([a-z])(?=[A-Z])/g, '$1 ')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)) {
+    if (REVIEW_WORDS.has(word)) return 'review';
+  }
+  return undefined;
+}
+
+/**
+ * A product page's customer reviews are other people's words about the product, not its description
+ * (WCXB's ground truth leaves them out). Outermost containers, unless they hold nearly all the text.
+ * Returns the characters removed.
+ */
+function removeReviews(tree: KeptElements, drop: (i: number) => void): number {
+  const { els, last, chars } = tree;
+  const outer: number[] = [];
+  for (let i = 0; i < els.length; i++) {
+    const kind = reviewKind(nameOf(els[i] as Element));
+    if (kind === 'review') outer.push(i);
+    if (kind !== undefined) i = last[i] ?? i;
+  }
+  if (outer.length === 0) return 0;
+  const total = tree.rootChars;
+  const inReviews = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
+  if (total - inReviews < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
+  for (const i of outer) drop(i);
+  return inReviews;
 }
 
 /**

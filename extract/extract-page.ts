@@ -21,7 +21,7 @@ import {
 import { type DomKind, parseDocument } from './dom';
 import { normalizeContent, toMarkdown } from './markdown';
 import { extractMetadata, type PageMetadata, readingTimeMinutes } from './metadata';
-import { isProductPage } from './product';
+import { isProductPage, sellsOneThing } from './product';
 import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
 import { sanitizeHtml } from './sanitize';
 import { keepStreamPlaceholders, mayHaveStreamedSegments, revealStreamedSegments } from './streamed-segments';
@@ -163,9 +163,11 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
 
   // Metadata reads the untouched <head> first; Readability mutates the document afterwards.
   const metaProbe = extractMetadata(doc, clean.jsonLd, baseUrl, 0);
+  const productPage = isProductPage(clean.jsonLd, metaProbe.contentType);
   const chrome: ChromeOptions = {
     dropComments: !DISCUSSION_TYPES.test(metaProbe.contentType),
-    productPage: isProductPage(clean.jsonLd, metaProbe.contentType),
+    productPage,
+    dropReviews: productPage || sellsOneThing(doc),
   };
   const chosen = chooseContent(doc, opts, chrome, parse);
   const text = chosen ? chosen.text : '';
@@ -213,7 +215,10 @@ function chooseContent(
   // The chain's rejected pick was cleaned in place: Readability reads a fresh copy, the group search
   // the cleaned one (it removes chrome itself).
   const second = reparse();
-  const readable = runReadability(mutated ? second : doc, { productPage: chrome.productPage });
+  const readable = runReadability(mutated ? second : doc, {
+    productPage: chrome.productPage,
+    dropReviews: chrome.dropReviews,
+  });
   const body = (mutated ? doc : second).body;
   if (body) removeChrome(body, chrome);
   const group =

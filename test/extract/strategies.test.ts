@@ -96,6 +96,38 @@ describe('reader comments', () => {
   });
 });
 
+describe('customer reviews on a page that sells something', () => {
+  const reviews = Array.from(
+    { length: 6 },
+    (_, i) => `<div class="review-card"><h4>Great buy ${i}</h4><p>${prose(`reviewmarker${i}`, 20)}</p></div>`,
+  ).join('');
+  const testimonials = `<section class="testimonial-wrap"><div class="review-card"><p>${prose('testimonialmarker', 30)}</p></div></section>`;
+  const product = (buy: string) =>
+    `<main><h1>Trail pack 25</h1><p>$99.95</p>${buy}` +
+    `<div class="description"><h2>Description</h2><p>${prose('descriptionmarker', 60)}</p></div>` +
+    `<div id="customerReviews"><h2>Customer reviews</h2>${reviews}</div>${testimonials}</main>`;
+
+  it('drops the reviews when a single buy button says the page sells one thing, keeping testimonials', () => {
+    const result = extractPage(page(product('<button>Add to cart</button>')), 'http://127.0.0.1/p/1');
+    expect(result.text).toContain('descriptionmarker');
+    expect(result.text).not.toContain('reviewmarker');
+    expect(result.text).toContain('testimonialmarker');
+  });
+
+  it('drops them on a page whose structured data names one Product', () => {
+    const ld = `<script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Trail pack 25"}</script>`;
+    const result = extractPage(page(product(''), ld), 'http://127.0.0.1/p/1');
+    expect(result.text).toContain('descriptionmarker');
+    expect(result.text).not.toContain('reviewmarker');
+  });
+
+  it('keeps reviews on a page with no sign of selling one thing, or with a buy button per product', () => {
+    expect(extractPage(page(product('')), 'http://127.0.0.1/p/1').text).toContain('reviewmarker5');
+    const buttons = '<button>Add to cart</button>'.repeat(3);
+    expect(extractPage(page(product(buttons)), 'http://127.0.0.1/p/1').text).toContain('reviewmarker5');
+  });
+});
+
 describe('pages whose body has no text', () => {
   // Measured: answering with the meta description cost F1 on wcxb-dev (pages whose main content is
   // truly empty outnumber the gain), so an empty body is reported as such.
