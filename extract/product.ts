@@ -30,8 +30,11 @@ export function isProductPage(jsonLdTexts: readonly string[], contentType: strin
   return products > 0 || /^(?:og:)?product(?:\.item)?$/.test(contentType);
 }
 
-/** A shop's purchase control, as its visible label reads. */
-const BUY_LABEL = /^(?:add to (?:shopping )?(?:cart|bag|basket|trolley)|buy (?:it )?now)$/i;
+/**
+ * A shop's purchase control, as its visible label begins (labels carry extras: a keyboard shortcut,
+ * a duplicated label for screen readers, a loading text).
+ */
+const BUY_LABEL = /^(?:add to (?:shopping )?(?:cart|bag|basket|trolley)|buy (?:it )?now)\b/i;
 /** More purchase controls than this and the page lists products, each with its own button. */
 const MAX_BUY_BUTTONS = 2;
 
@@ -44,8 +47,11 @@ const MAX_BUY_BUTTONS = 2;
 export function sellsOneThing(doc: Document): boolean {
   let count = 0;
   for (const el of Array.from(doc.querySelectorAll('button, input[type="submit"], a[role="button"]'))) {
-    const label = el.localName === 'input' ? (el.getAttribute('value') ?? '') : (el.textContent ?? '');
-    if (label.length < 40 && BUY_LABEL.test(label.replace(/\s+/g, ' ').trim())) count++;
+    const raw = el.localName === 'input' ? (el.getAttribute('value') ?? '') : (el.textContent ?? '');
+    // Markup indents labels: normalise before judging the length, but skip whole panels early.
+    if (raw.length > 400) continue;
+    const label = raw.replace(/\s+/g, ' ').trim();
+    if (label.length <= 60 && BUY_LABEL.test(label)) count++;
     if (count > MAX_BUY_BUTTONS) return false;
   }
   return count > 0;
