@@ -128,6 +128,33 @@ describe('customer reviews on a page that sells something', () => {
   });
 });
 
+describe('lists of links inside prose', () => {
+  const links = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `<li><a href="/${prefix}/${i}">${prefix} topic ${i}</a></li>`).join(
+      '',
+    );
+  const prose3 = Array.from({ length: 6 }, (_, i) => `<p>${prose(`bodymarker${i}`, 60)}</p>`).join('');
+
+  it('drops a block of links in an article (tags, categories, a table of contents) and keeps inline links', () => {
+    const body =
+      `<main><h1>Pruning roses</h1><ul class="toc">${links('toc', 8)}</ul>${prose3}` +
+      `<p>${prose('inlinemarker', 30)} See <a href="/guide">the pruning guide</a> for more.</p>` +
+      `<div class="terms"><ul>${links('tag', 12)}</ul></div></main>`;
+    const result = extractPage(page(body), 'http://127.0.0.1/roses');
+    expect(result.text).toContain('bodymarker5');
+    expect(result.text).toContain('the pruning guide');
+    expect(result.text).not.toContain('toc topic');
+    expect(result.text).not.toContain('tag topic');
+  });
+
+  it('keeps the links of a page that is made of links', () => {
+    const body = `<main><h1>All topics</h1><p>${prose('intromarker', 20)}</p><ul>${links('entry', 20)}</ul><ul>${links('more', 20)}</ul></main>`;
+    const result = extractPage(page(body), 'http://127.0.0.1/topics');
+    expect(result.text).toContain('entry topic 19');
+    expect(result.text).toContain('more topic 19');
+  });
+});
+
 describe('pages whose body has no text', () => {
   // Measured: answering with the meta description cost F1 on wcxb-dev (pages whose main content is
   // truly empty outnumber the gain), so an empty body is reported as such.
