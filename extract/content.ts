@@ -26,6 +26,12 @@ const HIDDEN_CLASS = /(?:^|\s)(?:headerlink|visually-hidden|sr-only|screen-reade
 const CHROME_NAME =
   /(?:^|[\s_-])(?:nav|navbar|navigation|menu|menubar|breadcrumbs?|sidebar|sidenav|side-bar|cookies?|consent|gdpr|cc-banner|share|sharing|social|newsletter|subscribe|subscription|related|recommended|advert|advertisement|ads|sponsor|promo|popup|modal|skip-link|skiplink|edit-?this-?page|edit-?link|edit-?on-?github|version-?switcher|versions|toc|toctree-wrapper|on-?this-?page|pagination|pager|prev-?next|footer|site-header|masthead|announcement|byline|author-?(?:bio|box|info|card)|about-?(?:the-)?author|(?:post|entry|article)-?meta)(?:$|[\s_-])/i;
 const CONTENT_NAME = /\b(?:content|article|post|entry|body|main)\b/i;
+/**
+ * Class words of the parts of a forum post that are not what its author wrote: the signature under
+ * it and the poster's card beside it (name, title, join date, post count, reputation).
+ */
+const POST_CHROME_NAME =
+  /(?:^|[\s_-])(?:(?:post|message|user|forum)?-?signature|signaturecontainer|postprofile|(?:user|poster|member)-?(?:info|details|card|hover|title|banner|extras|stats|pane))(?:$|[\s_-])/i;
 
 /** Whole-element texts that are chrome wherever they appear. */
 const CHROME_TEXT =
@@ -96,7 +102,11 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     const name = nameOf(el);
     // A form inside content is a sign-up or enquiry box; a page wrapped in one form is kept by its share.
     const isForm = el.localName === 'form';
-    if (!isForm && (name.length < 2 || name.length > 300 || !CHROME_NAME.test(name))) continue;
+    if (
+      !isForm &&
+      (name.length < 2 || name.length > 300 || !(CHROME_NAME.test(name) || POST_CHROME_NAME.test(name)))
+    )
+      continue;
     const size = chars[i] ?? 0;
     if (!isForm && CONTENT_NAME.test(name) && size > 0.1 * total) continue;
     if (size <= MAX_CHROME_SHARE * total) {

@@ -1,0 +1,29 @@
+/**
+ * Forum threads: what around each post is not what its author wrote. Generated pages, one structure
+ * each; the WCXB bench measures them at scale (bench:extract).
+ */
+import { describe, expect, it } from 'vitest';
+import { extractPage } from '../../extract';
+import { page, prose } from './generated-page';
+
+describe('forum posts', () => {
+  it("drops each post's signature and poster card, keeping what the posters wrote", () => {
+    const posts = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<article class="message">` +
+        `<div class="message-userDetails"><h4>poster${i}</h4><h5 class="userTitle">Cardmarker title</h5></div>` +
+        `<div class="message-userExtras"><dl><dt>Joined</dt><dd>Cardmarker date</dd><dt>Messages</dt><dd>1,234</dd></dl></div>` +
+        `<div class="message-content"><p>${prose(`postmarker${i}`, 60)}</p></div>` +
+        `<aside class="message-signature"><p>Signaturemarker my rig and my motto</p></aside>` +
+        `</article>`,
+    ).join('');
+    const result = extractPage(
+      page(`<main><h1>Which telescope?</h1>${posts}</main>`),
+      'http://127.0.0.1/t/1',
+    );
+    for (let i = 0; i < 6; i++) expect(result.text).toContain(`postmarker${i}`);
+    expect(result.text).not.toContain('Signaturemarker');
+    expect(result.text).not.toContain('Cardmarker');
+  });
+});
