@@ -36,6 +36,12 @@ const POST_CHROME_NAME =
 /** Whole-element texts that are chrome wherever they appear. */
 const CHROME_TEXT =
   /^(?:edit (?:on github|this page|page)|improve this (?:page|doc)|view (?:page )?source|show source|skip to (?:main )?content|table of contents|on this page|contents|back to top|copy(?: code)?|print|share|expand(?: all| description)?|collapse(?: all)?|show (?:more|less))$/i;
+/**
+ * Whole-element texts of a forum thread's controls and counters: post actions, collapsed-quote
+ * toggles, Q&A sort and ask prompts. Never what a poster wrote, and short enough to be all of it.
+ */
+const POST_CHROME_TEXT =
+  /^(?:reply|quote|reply with quote|multi-?quote|report|report post|permalink|share link|upvote|downvote|click to expand\.*|add a comment|show \d+ more comments?|\(edited\)|thread starter|start date|jump to latest|go to topic listing|create an account or sign in to comment|ask question|reset to default|explore related questions|start asking to get answers|see similar questions with these tags\.?)$/i;
 /** `summary`: a `<details>` toggle's own label ("Expand description") is a control, not content. */
 const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span', 'summary']);
 const CHROME_TEXT_MAX_CHARS = 40;
@@ -124,7 +130,11 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     const el = els[i] as Element;
     if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || inCode[i] || !CHROME_TEXT_TAGS.has(el.localName)) continue;
     const text = el.textContent ?? '';
-    if (text.length < CHROME_TEXT_MAX_CHARS && CHROME_TEXT.test(text.trim())) {
+    const trimmed = text.trim();
+    if (
+      text.length < CHROME_TEXT_MAX_CHARS &&
+      (CHROME_TEXT.test(trimmed) || POST_CHROME_TEXT.test(trimmed))
+    ) {
       drop(i);
       i = last[i] ?? i;
     }

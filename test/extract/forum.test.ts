@@ -26,4 +26,23 @@ describe('forum posts', () => {
     expect(result.text).not.toContain('Signaturemarker');
     expect(result.text).not.toContain('Cardmarker');
   });
+
+  it("drops each post's action links and the thread's counters, keeping text that only starts like one", () => {
+    const posts = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<article class="message"><div class="message-content"><p>${prose(`postmarker${i}`, 60)}</p></div>` +
+        `<div class="actions"><a href="/r/${i}">Reply with quote</a> <a href="/p/${i}">Permalink</a> <span>(edited)</span> <a href="/c/${i}">Add a comment</a></div>` +
+        `</article>`,
+    ).join('');
+    const html = page(
+      `<main><h1>Which telescope?</h1><div class="meta"><span>Thread starter</span> <span>Start date</span></div>${posts}<p>Permalinkmarker is fine.</p></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/t/2');
+    for (let i = 0; i < 6; i++) expect(result.text).toContain(`postmarker${i}`);
+    for (const control of ['Reply with quote', '(edited)', 'Add a comment', 'Thread starter'])
+      expect(result.text).not.toContain(control);
+    expect(result.text).not.toMatch(/^Permalink$/m);
+    expect(result.text).toContain('Permalinkmarker is fine.');
+  });
 });
