@@ -52,6 +52,9 @@ const CHROME_TEXT_MAX_CHARS = 40;
  */
 const TEASER_HEADING =
   /^(?:(?:\w+ ){0,3}(?:people|customers|shoppers|buyers) (?:\w+ ){0,4}(?:viewed|bought|purchased|liked|searched|watched)|(?:explore|see|shop|browse|discover|view) (?:more |all )?(?:related|similar) (?:\w+ ){0,2}(?:items|products)|(?:products|items) related to this (?:item|product)|compare (?:with )?similar (?:items|products)|(?:\w+ )?also (?:viewed|bought|liked)|frequently bought together|you (?:may|might|will|'ll) (?:also )?(?:like|love|enjoy|be interested)|(?:related|recommended|similar|popular|trending|latest|recent|more|other|featured|suggested) (?:\w+ ){0,2}(?:posts?|articles?|stories|products?|items?|reads?|news|videos?|guides?|blogs?|resources|content)|more (?:from|like this|to (?:explore|read|discover))|(?:read|up) next|keep reading|recommended for you|related|recommended|sponsored(?: content)?|seller's other items|most (?:popular|read|viewed|shared)|popular|trending(?: now)?|editor'?s'? (?:picks|choice)|don'?t miss|you may have missed)\b/i;
+/** The same for a forum's other threads, listed under or beside the one shown. */
+const THREAD_TEASER_HEADING =
+  /^(?:similar|related|suggested|more|other|latest|recent|popular|trending|hot) (?:\w+ ){0,2}(?:threads|topics|discussions|questions)\s*:?$/i;
 const HEADING_TAGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
 const TEASER_LABEL = new RegExp(`${TEASER_HEADING.source.replace(/\\b$/, '')}\\s*:?$`, 'i');
 const LABEL_TAGS = new Set(['p', 'div', 'span', 'strong', 'b', 'header']);
@@ -167,7 +170,8 @@ function removeTeaserBlocks(
     // Outside headings, only a whole short text that is nothing but the teaser phrase counts.
     if (!isHeading && (size > 40 || !LABEL_TAGS.has(el.localName))) continue;
     const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-    if (!(isHeading ? TEASER_HEADING : TEASER_LABEL).test(heading)) continue;
+    if (!((isHeading ? TEASER_HEADING : TEASER_LABEL).test(heading) || THREAD_TEASER_HEADING.test(heading)))
+      continue;
     if (index.size === 0) {
       for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
     }

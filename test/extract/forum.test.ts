@@ -45,4 +45,23 @@ describe('forum posts', () => {
     expect(result.text).not.toMatch(/^Permalink$/m);
     expect(result.text).toContain('Permalinkmarker is fine.');
   });
+
+  it('drops the list of similar threads under the thread', () => {
+    const posts = Array.from(
+      { length: 4 },
+      (_, i) =>
+        `<article class="message"><div class="message-content"><p>${prose(`postmarker${i}`, 60)}</p></div></article>`,
+    ).join('');
+    const similar = Array.from(
+      { length: 5 },
+      (_, i) => `<li><a href="/t/${i + 10}">${prose(`othermarker${i}`, 8)}</a> <span>Replies 4</span></li>`,
+    ).join('');
+    const html = page(
+      `<main><h1>Which telescope?</h1>${posts}<div class="block"><h3>Similar threads</h3><ul>${similar}</ul></div></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/t/3');
+    for (let i = 0; i < 4; i++) expect(result.text).toContain(`postmarker${i}`);
+    expect(result.text).not.toContain('othermarker');
+    expect(result.text).not.toContain('Similar threads');
+  });
 });
