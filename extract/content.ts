@@ -42,6 +42,21 @@ const CHROME_TEXT =
  */
 const POST_CHROME_TEXT =
   /^(?:reply|quote|reply with quote|multi-?quote|report|report post|permalink|share link|upvote|downvote|click to expand\.*|add a comment|show \d+ more comments?|\(edited\)|thread starter|start date|jump to latest|go to topic listing|create an account or sign in to comment|ask question|reset to default|explore related questions|start asking to get answers|see similar questions with these tags\.?)$/i;
+/**
+ * A poster's picture drawn as their initials when they uploaded none: one or two letters that are
+ * not part of anything written.
+ */
+const AVATAR_NAME = /avatar/i;
+const MAX_AVATAR_CHARS = 2;
+
+function isLetterAvatar(el: Element, chars: number): boolean {
+  if (chars === 0 || chars > MAX_AVATAR_CHARS) return false;
+  for (let a: Element | null = el, up = 0; a !== null && up < 2; a = a.parentElement, up++) {
+    if (AVATAR_NAME.test(nameOf(a))) return true;
+  }
+  return false;
+}
+
 /** `summary`: a `<details>` toggle's own label ("Expand description") is a control, not content. */
 const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span', 'summary']);
 const CHROME_TEXT_MAX_CHARS = 40;
@@ -136,7 +151,7 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     const trimmed = text.trim();
     if (
       text.length < CHROME_TEXT_MAX_CHARS &&
-      (CHROME_TEXT.test(trimmed) || POST_CHROME_TEXT.test(trimmed))
+      (CHROME_TEXT.test(trimmed) || POST_CHROME_TEXT.test(trimmed) || isLetterAvatar(el, chars[i] ?? 0))
     ) {
       drop(i);
       i = last[i] ?? i;

@@ -64,4 +64,22 @@ describe('forum posts', () => {
     expect(result.text).not.toContain('othermarker');
     expect(result.text).not.toContain('Similar threads');
   });
+
+  it("drops a poster's initials drawn as an avatar, keeping short words elsewhere", () => {
+    const posts = Array.from(
+      { length: 5 },
+      (_, i) =>
+        `<article class="post"><a class="user-avatar" href="/u/${i}"><span>Q${i}</span></a>` +
+        `<div class="content"><p>${prose(`postmarker${i}`, 60)}</p><p>OK</p></div></article>`,
+    ).join('');
+    const result = extractPage(
+      page(`<main><h1>Which telescope?</h1>${posts}</main>`),
+      'http://127.0.0.1/t/4',
+    );
+    for (let i = 0; i < 5; i++) {
+      expect(result.text).toContain(`postmarker${i}`);
+      expect(result.text).not.toMatch(new RegExp(`^Q${i}$`, 'm'));
+    }
+    expect(result.text).toMatch(/^OK$/m);
+  });
 });
