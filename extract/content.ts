@@ -149,9 +149,11 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || inCode[i] || !CHROME_TEXT_TAGS.has(el.localName)) continue;
     const text = el.textContent ?? '';
     const trimmed = text.trim();
+    // Post controls are often indented markup: their length is judged without the whitespace.
     if (
-      text.length < CHROME_TEXT_MAX_CHARS &&
-      (CHROME_TEXT.test(trimmed) || POST_CHROME_TEXT.test(trimmed) || isLetterAvatar(el, chars[i] ?? 0))
+      (text.length < CHROME_TEXT_MAX_CHARS && CHROME_TEXT.test(trimmed)) ||
+      POST_CHROME_TEXT.test(trimmed.replace(/\s+/g, ' ')) ||
+      isLetterAvatar(el, chars[i] ?? 0)
     ) {
       drop(i);
       i = last[i] ?? i;

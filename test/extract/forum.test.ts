@@ -82,4 +82,20 @@ describe('forum posts', () => {
     }
     expect(result.text).toMatch(/^OK$/m);
   });
+
+  it('drops a post control written across indented lines of markup', () => {
+    const pad = `\n${' '.repeat(40)}`;
+    const posts = Array.from(
+      { length: 5 },
+      (_, i) =>
+        `<div class="answer"><p>${prose(`postmarker${i}`, 60)}</p>` +
+        `<div class="comments-link"><a href="/c/${i}">${pad}Add a comment${pad}</a></div></div>`,
+    ).join('');
+    const result = extractPage(
+      page(`<main><h1>Which telescope?</h1>${posts}</main>`),
+      'http://127.0.0.1/q/5',
+    );
+    for (let i = 0; i < 5; i++) expect(result.text).toContain(`postmarker${i}`);
+    expect(result.text).not.toContain('Add a comment');
+  });
 });
