@@ -41,7 +41,7 @@ const CHROME_TEXT =
  * toggles, Q&A sort and ask prompts. Never what a poster wrote, and short enough to be all of it.
  */
 const POST_CHROME_TEXT =
-  /^(?:reply|quote|reply with quote|multi-?quote|report|report post|permalink|share link|upvote|downvote|click to expand\.*|add a comment|show \d+ more comments?|\(edited\)|thread starter|start date|jump to latest|go to topic listing|create an account or sign in to comment|ask question|reset to default|explore related questions|start asking to get answers|see similar questions with these tags\.?)$/i;
+  /^(?:reply|quote|reply with quote|multi-?quote|report|report post|permalink|share link|upvote|downvote|click to expand\.*|add a comment|show \d+ more comments?|\(edited\)|thread starter|start date|jump to latest|go to topic listing|create an account or sign in to comment|ask question|reset to default|explore related questions|start asking to get answers|see similar questions with these tags\.?|\d[\d.,]*k? (?:likes?|answers?|replies|views|posts)|(?:likes?|answers?|replies|views|followers|posters|participants)|posts: [\d,]+|locked|pinned|scheduled|print view|jump to post)$/i;
 /**
  * A poster's picture drawn as their initials when they uploaded none: one or two letters that are
  * not part of anything written.

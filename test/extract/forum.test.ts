@@ -98,4 +98,22 @@ describe('forum posts', () => {
     for (let i = 0; i < 5; i++) expect(result.text).toContain(`postmarker${i}`);
     expect(result.text).not.toContain('Add a comment');
   });
+
+  it("drops a thread's counters and state labels, keeping counts that say more", () => {
+    const posts = Array.from(
+      { length: 5 },
+      (_, i) =>
+        `<div class="post"><p>${prose(`postmarker${i}`, 60)}</p><div class="stats"><span>${i + 3} likes</span> <span>Posts: 1,2${i}4</span></div></div>`,
+    ).join('');
+    const header =
+      '<div class="topic-stats"><div>Replies</div><div>Views</div><div>Posters</div><div>Pinned</div><div>Locked</div></div>';
+    const html = page(
+      `<main><h1>Which telescope?</h1>${header}${posts}<p>42 likes and views of the comet.</p></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/t/6');
+    for (let i = 0; i < 5; i++) expect(result.text).toContain(`postmarker${i}`);
+    for (const counter of ['3 likes', 'Posts: 1,204', 'Replies', 'Views', 'Posters', 'Pinned', 'Locked'])
+      expect(result.text).not.toContain(counter);
+    expect(result.text).toContain('42 likes and views of the comet.');
+  });
 });
