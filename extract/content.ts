@@ -26,10 +26,37 @@ const HIDDEN_CLASS = /(?:^|\s)(?:headerlink|visually-hidden|sr-only|screen-reade
 const CHROME_NAME =
   /(?:^|[\s_-])(?:nav|navbar|navigation|menu|menubar|breadcrumbs?|sidebar|sidenav|side-bar|cookies?|consent|gdpr|cc-banner|share|sharing|social|newsletter|subscribe|subscription|related|recommended|advert|advertisement|ads|sponsor|promo|popup|modal|skip-link|skiplink|edit-?this-?page|edit-?link|edit-?on-?github|version-?switcher|versions|toc|toctree-wrapper|on-?this-?page|pagination|pager|prev-?next|footer|site-header|masthead|announcement|byline|author-?(?:bio|box|info|card)|about-?(?:the-)?author|(?:post|entry|article)-?meta)(?:$|[\s_-])/i;
 const CONTENT_NAME = /\b(?:content|article|post|entry|body|main)\b/i;
+/**
+ * Class words of the parts of a forum post that are not what its author wrote: the signature under
+ * it and the poster's card beside it (name, title, join date, post count, reputation).
+ */
+const POST_CHROME_NAME =
+  /(?:^|[\s_-])(?:(?:post|message|user|forum)?-?signature|signaturecontainer|postprofile|(?:user|poster|member)-?(?:info|details|card|hover|title|banner|extras|stats|pane))(?:$|[\s_-])/i;
 
 /** Whole-element texts that are chrome wherever they appear. */
 const CHROME_TEXT =
   /^(?:edit (?:on github|this page|page)|improve this (?:page|doc)|view (?:page )?source|show source|skip to (?:main )?content|table of contents|on this page|contents|back to top|copy(?: code)?|print|share|expand(?: all| description)?|collapse(?: all)?|show (?:more|less))$/i;
+/**
+ * Whole-element texts of a forum thread's controls and counters: post actions, collapsed-quote
+ * toggles, Q&A sort and ask prompts. Never what a poster wrote, and short enough to be all of it.
+ */
+const POST_CHROME_TEXT =
+  /^(?:reply|quote|reply with quote|multi-?quote|report|report post|permalink|share link|upvote|downvote|click to expand\.*|add a comment|show \d+ more comments?|\(edited\)|thread starter|start date|jump to latest|go to topic listing|create an account or sign in to comment|ask question|reset to default|explore related questions|start asking to get answers|see similar questions with these tags\.?|\d[\d.,]*k? (?:likes?|answers?|replies|views|posts)|(?:likes?|answers?|replies|views|followers|posters|participants)|posts: [\d,]+|locked|pinned|scheduled|print view|jump to post)$/i;
+/**
+ * A poster's picture drawn as their initials when they uploaded none: one or two letters that are
+ * not part of anything written.
+ */
+const AVATAR_NAME = /avatar/i;
+const MAX_AVATAR_CHARS = 2;
+
+function isLetterAvatar(el: Element, chars: number): boolean {
+  if (chars === 0 || chars > MAX_AVATAR_CHARS) return false;
+  for (let a: Element | null = el, up = 0; a !== null && up < 2; a = a.parentElement, up++) {
+    if (AVATAR_NAME.test(nameOf(a))) return true;
+  }
+  return false;
+}
+
 /** `summary`: a `<details>` toggle's own label ("Expand description") is a control, not content. */
 const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span', 'summary']);
 const CHROME_TEXT_MAX_CHARS = 40;
@@ -40,6 +67,9 @@ const CHROME_TEXT_MAX_CHARS = 40;
  */
 const TEASER_HEADING =
   /^(?:(?:\w+ ){0,3}(?:people|customers|shoppers|buyers) (?:\w+ ){0,4}(?:viewed|bought|purchased|liked|searched|watched)|(?:explore|see|shop|browse|discover|view) (?:more |all )?(?:related|similar) (?:\w+ ){0,2}(?:items|products)|(?:products|items) related to this (?:item|product)|compare (?:with )?similar (?:items|products)|(?:\w+ )?also (?:viewed|bought|liked)|frequently bought together|you (?:may|might|will|'ll) (?:also )?(?:like|love|enjoy|be interested)|(?:related|recommended|similar|popular|trending|latest|recent|more|other|featured|suggested) (?:\w+ ){0,2}(?:posts?|articles?|stories|products?|items?|reads?|news|videos?|guides?|blogs?|resources|content)|more (?:from|like this|to (?:explore|read|discover))|(?:read|up) next|keep reading|recommended for you|related|recommended|sponsored(?: content)?|seller's other items|most (?:popular|read|viewed|shared)|popular|trending(?: now)?|editor'?s'? (?:picks|choice)|don'?t miss|you may have missed)\b/i;
+/** The same for a forum's other threads, listed under or beside the one shown. */
+const THREAD_TEASER_HEADING =
+  /^(?:similar|related|suggested|more|other|latest|recent|popular|trending|hot) (?:\w+ ){0,2}(?:threads|topics|discussions|questions)\s*:?$/i;
 const HEADING_TAGS = new Set(['h2', 'h3', 'h4', 'h5', 'h6']);
 const TEASER_LABEL = new RegExp(`${TEASER_HEADING.source.replace(/\\b$/, '')}\\s*:?$`, 'i');
 const LABEL_TAGS = new Set(['p', 'div', 'span', 'strong', 'b', 'header']);
@@ -96,7 +126,11 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     const name = nameOf(el);
     // A form inside content is a sign-up or enquiry box; a page wrapped in one form is kept by its share.
     const isForm = el.localName === 'form';
-    if (!isForm && (name.length < 2 || name.length > 300 || !CHROME_NAME.test(name))) continue;
+    if (
+      !isForm &&
+      (name.length < 2 || name.length > 300 || !(CHROME_NAME.test(name) || POST_CHROME_NAME.test(name)))
+    )
+      continue;
     const size = chars[i] ?? 0;
     if (!isForm && CONTENT_NAME.test(name) && size > 0.1 * total) continue;
     if (size <= MAX_CHROME_SHARE * total) {
@@ -115,7 +149,13 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     const el = els[i] as Element;
     if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || inCode[i] || !CHROME_TEXT_TAGS.has(el.localName)) continue;
     const text = el.textContent ?? '';
-    if (text.length < CHROME_TEXT_MAX_CHARS && CHROME_TEXT.test(text.trim())) {
+    const trimmed = text.trim();
+    // Post controls are often indented markup: their length is judged without the whitespace.
+    if (
+      (text.length < CHROME_TEXT_MAX_CHARS && CHROME_TEXT.test(trimmed)) ||
+      POST_CHROME_TEXT.test(trimmed.replace(/\s+/g, ' ')) ||
+      isLetterAvatar(el, chars[i] ?? 0)
+    ) {
       drop(i);
       i = last[i] ?? i;
     }
@@ -148,7 +188,8 @@ function removeTeaserBlocks(
     // Outside headings, only a whole short text that is nothing but the teaser phrase counts.
     if (!isHeading && (size > 40 || !LABEL_TAGS.has(el.localName))) continue;
     const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-    if (!(isHeading ? TEASER_HEADING : TEASER_LABEL).test(heading)) continue;
+    if (!((isHeading ? TEASER_HEADING : TEASER_LABEL).test(heading) || THREAD_TEASER_HEADING.test(heading)))
+      continue;
     if (index.size === 0) {
       for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
     }
