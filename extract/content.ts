@@ -254,11 +254,25 @@ function removeLinkLists(
     const size = chars[i] ?? 0;
     if (size < MIN_LINK_LIST_CHARS || size > MAX_LINK_LIST_SHARE * total || tree.inCode[i]) continue;
     if (!LINK_LIST_TAGS.has((els[i] as Element).localName)) continue;
-    if ((linkChars[i] ?? 0) >= MIN_LINK_LIST_SHARE * size) {
+    // A documentation "See also" box is mostly links, and is content the author wrote.
+    if ((linkChars[i] ?? 0) < MIN_LINK_LIST_SHARE * size) continue;
+    const el = els[i] as Element;
+    // A gallery of linked thumbnails shows pictures, not a menu; those keep their alt text.
+    if (!isInAdmonition(el) && el.getElementsByTagName('img').length === 0) {
       drop(i);
       i = last[i] ?? i;
     }
   }
+}
+
+const ADMONITION = /(?:^|[\s_-])(?:admonition|seealso|see-also|callout)(?:$|[\s_-])/i;
+
+function isInAdmonition(el: Element): boolean {
+  for (let cur: Element | null = el; cur !== null; cur = cur.parentElement) {
+    const cls = cur.getAttribute('class');
+    if (cls !== null && ADMONITION.test(cls)) return true;
+  }
+  return false;
 }
 
 /** Tags a product card is built from. */
