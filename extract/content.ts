@@ -254,10 +254,10 @@ function removeLinkLists(
     const size = chars[i] ?? 0;
     if (size < MIN_LINK_LIST_CHARS || size > MAX_LINK_LIST_SHARE * total || tree.inCode[i]) continue;
     if (!LINK_LIST_TAGS.has((els[i] as Element).localName)) continue;
-    // A documentation "See also" box is mostly links, and is content the author wrote.
     if ((linkChars[i] ?? 0) < MIN_LINK_LIST_SHARE * size) continue;
     const el = els[i] as Element;
-    // A gallery of linked thumbnails shows pictures, not a menu; those keep their alt text.
+    // A documentation "See also" box is mostly links, and is content the author wrote; a gallery of
+    // linked thumbnails shows pictures, not a menu, and keeps its alt text.
     if (!isInAdmonition(el) && el.getElementsByTagName('img').length === 0) {
       drop(i);
       i = last[i] ?? i;
