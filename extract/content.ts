@@ -475,21 +475,33 @@ function nameOf(el: Element): string {
 
 /** Returns the characters removed. Outermost containers only: nested matches go with their container. */
 function removeComments(tree: KeptElements, drop: (i: number) => void): number {
+  return removeOuterContainers(tree, drop, (name) =>
+    name.length > 1 && COMMENTS_NAME.test(name) ? 'drop' : undefined,
+  );
+}
+
+/**
+ * Drops the outermost elements `judge` marks 'drop' (a 'keep' shields its subtree), unless together
+ * they hold nearly all the text: then they are the page. Returns the characters removed.
+ */
+function removeOuterContainers(
+  tree: KeptElements,
+  drop: (i: number) => void,
+  judge: (name: string) => 'drop' | 'keep' | undefined,
+): number {
   const { els, last, chars } = tree;
   const outer: number[] = [];
   for (let i = 0; i < els.length; i++) {
-    const name = nameOf(els[i] as Element);
-    if (name.length > 1 && COMMENTS_NAME.test(name)) {
-      outer.push(i);
-      i = last[i] ?? i;
-    }
+    const verdict = judge(nameOf(els[i] as Element));
+    if (verdict === 'drop') outer.push(i);
+    if (verdict !== undefined) i = last[i] ?? i;
   }
   if (outer.length === 0) return 0;
   const total = tree.rootChars;
-  const inComments = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
-  if (total - inComments < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
+  const inside = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
+  if (total - inside < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
   for (const i of outer) drop(i);
-  return inComments;
+  return inside;
 }
 
 /**
@@ -535,19 +547,10 @@ function reviewKind(name: string): 'review' | 'testimonial' | undefined {
  * Returns the characters removed.
  */
 function removeReviews(tree: KeptElements, drop: (i: number) => void): number {
-  const { els, last, chars } = tree;
-  const outer: number[] = [];
-  for (let i = 0; i < els.length; i++) {
-    const kind = reviewKind(nameOf(els[i] as Element));
-    if (kind === 'review') outer.push(i);
-    if (kind !== undefined) i = last[i] ?? i;
-  }
-  if (outer.length === 0) return 0;
-  const total = tree.rootChars;
-  const inReviews = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
-  if (total - inReviews < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
-  for (const i of outer) drop(i);
-  return inReviews;
+  return removeOuterContainers(tree, drop, (name) => {
+    const kind = reviewKind(name);
+    return kind === 'review' ? 'drop' : kind === 'testimonial' ? 'keep' : undefined;
+  });
 }
 
 /**
