@@ -94,7 +94,7 @@ for (const [index, page] of truth.entries()) {
     oursMs,
     oursCpuMs,
     baselineMs,
-    strategy: ours.strategy.replace(/^(selector|repeated):.*/, '$1'),
+    strategy: ours.strategy.replace(/^(selector|repeated):[^+]*/, '$1'),
     fullStrategy: ours.strategy,
   });
   if ((index + 1) % 100 === 0) process.stderr.write(`${index + 1}/${truth.length}\n`);

@@ -265,7 +265,8 @@ function removeLinkLists(
   }
 }
 
-const ADMONITION = /(?:^|[\s_-])(?:admonition|seealso|see-also|callout)(?:$|[\s_-])/i;
+/** Class words of callout boxes (notes, warnings, 'See also'): content their authors set apart. */
+export const ADMONITION = /(?:^|[\s_-])(?:admonition|seealso|see-also|callout)(?:$|[\s_-])/i;
 
 function isInAdmonition(el: Element): boolean {
   for (let cur: Element | null = el; cur !== null; cur = cur.parentElement) {

@@ -22,6 +22,7 @@ import { type DomKind, parseDocument } from './dom';
 import { normalizeContent, toMarkdown } from './markdown';
 import { extractMetadata, type PageMetadata, readingTimeMinutes } from './metadata';
 import { isProductPage, sellsOneThing } from './product';
+import { refineWithReadability } from './refine';
 import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
 import { sanitizeHtml } from './sanitize';
 import { keepStreamPlaceholders, mayHaveStreamedSegments, revealStreamedSegments } from './streamed-segments';
@@ -76,7 +77,8 @@ export interface ExtractedPage {
   /** 0–1: how likely `text` is the page's main content (words found, share not in links, strategy). */
   confidence: number;
   /**
-   * What produced the content: `selector:<css>`, `readability`, `repeated:<tag.class>` (many alike
+   * What produced the content: `selector:<css>`, `selector:<css>+readability` (the selector's pick
+   * trimmed by Readability), `readability`, `repeated:<tag.class>` (many alike
    * posts, cards or sections), `body`, `empty`, or
    * `failed: <reason>`.
    */
@@ -169,7 +171,7 @@ function extractUnguarded(html: string, url: string | undefined, options: Extrac
     productPage,
     dropReviews: productPage || sellsOneThing(doc),
   };
-  const chosen = chooseContent(doc, opts, chrome, parse);
+  const chosen = chooseContent(doc, opts, chrome, parse, url);
   const text = chosen ? chosen.text : '';
   const wordCount = countWords(text);
   const metadata = { ...metaProbe, wordCount, readingTimeMinutes: readingTimeMinutes(wordCount) };
@@ -200,6 +202,7 @@ function chooseContent(
   opts: Required<ExtractOptions>,
   chrome: ChromeOptions,
   reparse: () => Document,
+  url: string | undefined,
 ): Candidate | undefined {
   const { candidate: chain, mutated } =
     opts.strategy === 'readability'
@@ -210,7 +213,9 @@ function chooseContent(
     (opts.strategy === 'chain' ||
       (chain.linkDensity <= MAX_CHAIN_LINK_DENSITY && !isSliverOf(chain, doc.body)))
   )
-    return chain;
+    return opts.strategy === 'auto'
+      ? (refineWithReadability(chain, doc, url, opts.dom, chrome) ?? chain)
+      : chain;
   if (opts.strategy === 'chain') return undefined;
   // The chain's rejected pick was cleaned in place: Readability reads a fresh copy, the group search
   // the cleaned one (it removes chrome itself).

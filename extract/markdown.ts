@@ -40,7 +40,8 @@ export function normalizeContent(
   }
 }
 
-function renameElement(el: Element, name: string): void {
+/** Replaces `el` by an element named `name` holding its children (attributes are not kept). */
+export function renameElement(el: Element, name: string): void {
   const replacement = el.ownerDocument.createElement(name);
   while (el.firstChild) replacement.appendChild(el.firstChild);
   el.replaceWith(replacement);

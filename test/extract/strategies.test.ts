@@ -83,7 +83,7 @@ describe('reader comments', () => {
 
   it('drops the comment section under an article, even when it is longer than the article', () => {
     const result = extractPage(page(body), 'http://127.0.0.1/post');
-    expect(result.strategy).toBe('selector:main');
+    expect(result.strategy).toMatch(/^selector:main/);
     expect(result.text).toContain('articlemarker4');
     expect(result.text).not.toContain('commentmarker');
   });
