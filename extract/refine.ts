@@ -40,9 +40,9 @@ export function refineWithReadability(
   chrome: ChromeOptions,
 ): Candidate | undefined {
   if (chain.words < MIN_REFINED_WORDS) return undefined;
-  const doc = parseDocument(regionDocument(chain.root, sourceDoc), url, dom);
   let refined: Candidate;
   try {
+    const doc = parseDocument(regionDocument(chain.root, sourceDoc), url, dom);
     const article = new Readability<Node>(doc, { keepClasses: true, serializer: (node) => node }).parse();
     const root = article?.content as Element | null | undefined;
     if (!root) return undefined;
@@ -50,6 +50,7 @@ export function refineWithReadability(
     restoreMainHeading(chain.root, root);
     refined = measure(root, `${chain.strategy}+readability`);
   } catch {
+    // A DOM or Readability failure on an odd region leaves the chain's answer standing.
     return undefined;
   }
   if (refined.words < MIN_REFINED_WORDS || refined.words < MIN_REFINED_SHARE * chain.words) return undefined;
@@ -86,7 +87,7 @@ function restoreMainHeading(region: Element, refined: Element): void {
     return;
   }
   const restored = refined.ownerDocument.createElement('h1');
-  restored.textContent = (h1.textContent ?? '').replace(/\s+/g, ' ').trim();
+  restored.textContent = text;
   refined.insertBefore(restored, refined.firstChild);
 }
 
@@ -103,30 +104,29 @@ function isProtected(el: Element): boolean {
 /** Words of text inside code, tables and callouts under `original` that `refined` no longer holds. */
 function droppedProtectedWords(original: Element, refined: Element): number {
   const kept = new Set<string>();
-  forEachText(refined, false, (text) => kept.add(text));
+  forEachText(refined, (text) => kept.add(text));
   let dropped = 0;
-  forEachText(original, true, (text, inProtected) => {
+  forEachText(original, (text, inProtected) => {
     if (inProtected && !kept.has(text)) dropped += countWords(text);
   });
   return dropped;
 }
 
-/** Calls `visit` with each non-blank text node (whitespace collapsed); iterative, so deep trees are safe. */
-function forEachText(
-  root: Element,
-  trackProtected: boolean,
-  visit: (text: string, inProtected: boolean) => void,
-): void {
+/**
+ * Calls `visit` with each non-blank text node (whitespace collapsed) and whether it lies in code, a
+ * table or a callout; iterative, so deep trees are safe.
+ */
+function forEachText(root: Element, visit: (text: string, inProtected: boolean) => void): void {
   const stack: { node: Node; inProtected: boolean }[] = [{ node: root, inProtected: false }];
   while (stack.length > 0) {
     const { node, inProtected } = stack.pop() as { node: Node; inProtected: boolean };
     if (node.nodeType === 3) {
-      const text = (node.nodeValue ?? '').replace(/\s+/g, ' ').trim();
+      const text = squash(node.nodeValue ?? '');
       if (text !== '') visit(text, inProtected);
       continue;
     }
     if (node.nodeType !== 1) continue;
-    const childProtected = inProtected || (trackProtected && isProtected(node as Element));
+    const childProtected = inProtected || isProtected(node as Element);
     for (let child = node.lastChild; child !== null; child = child.previousSibling) {
       stack.push({ node: child, inProtected: childProtected });
     }
