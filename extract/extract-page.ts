@@ -6,7 +6,8 @@
  *
  * Strategy (seed 004 §6.1): the selector priority chain (`<main>`, `<article>`, documentation
  * containers) with chrome removed, then Readability, then the whole body with chrome removed.
- * Readability wins over the chain only when the chain's pick is mostly links.
+ * Readability wins over the chain only when the chain's pick is mostly links; when the chain answers,
+ * Readability run on its pick alone may trim it ({@link refineWithReadability}).
  */
 import { Readability } from '@mozilla/readability';
 import {
