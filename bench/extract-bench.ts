@@ -5,7 +5,10 @@
  * in ../shared/data/wcxb-dev: per page, the F1 of the lower-cased word multisets (`\w+` in the Unicode
  * sense, as Python's `re` reads it) of the extracted text against the hand-checked main content; the
  * mean over pages, overall and per page type; and median and p95 milliseconds per page. Prints a table,
- * then one JSON line. Pages are read in id order; nothing here is keyed to ids or URLs.
+ * then one JSON line. Pages are read in id order; nothing here is keyed to ids or URLs. The npm script
+ * gives V8 the young generation the product's page-analysis threads get
+ * (`--max-semi-space-size=32` ≙ `maxYoungGenerationSizeMb: 96` in activities/page-analysis-pool.ts);
+ * bare Readability runs under the same setting.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
