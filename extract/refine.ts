@@ -3,7 +3,8 @@
  * the right region, but often holds more than the article: an author's bio, a newsletter box, an
  * affiliate disclosure, captions of a slideshow, a "more from" rail whose class names say nothing.
  * Readability, run on that region alone, scores its paragraphs and keeps the cluster that reads as
- * prose. When it keeps most of the region and drops no code or table, its pick replaces the region.
+ * prose. When it keeps most of the region and drops no code, table or callout, its pick replaces the
+ * region.
  *
  * Measured on wcxb-dev (`npm run bench:extract`, 1,497 pages, against the chain alone): Readability
  * trims the chain's pick on 792 pages; overall F1 0.8586 → 0.8622 (+5.3 page-points; 48 pages gain
@@ -103,12 +104,16 @@ function isProtected(el: Element): boolean {
 
 /** Words of text inside code, tables and callouts under `original` that `refined` no longer holds. */
 function droppedProtectedWords(original: Element, refined: Element): number {
+  const protectedTexts: string[] = [];
+  forEachText(original, (text, inProtected) => {
+    if (inProtected) protectedTexts.push(text);
+  });
+  // Most regions hold no code, table or callout: nothing to look for in Readability's pick.
+  if (protectedTexts.length === 0) return 0;
   const kept = new Set<string>();
   forEachText(refined, (text) => kept.add(text));
   let dropped = 0;
-  forEachText(original, (text, inProtected) => {
-    if (inProtected && !kept.has(text)) dropped += countWords(text);
-  });
+  for (const text of protectedTexts) if (!kept.has(text)) dropped += countWords(text);
   return dropped;
 }
 
