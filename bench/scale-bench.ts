@@ -1,0 +1,363 @@
+/**
+ * Scale benchmark (issue: beyond one machine). Many generated loopback origins (test/helpers/site-farm.ts:
+ * ports of 127.0.0.1 and addresses across 127.0.0.0/8) crawled by worker processes split per task queue,
+ * each started as `gleaner worker --queues …` exactly as an operator starts them, against a Temporal dev
+ * server and a native Postgres + pgvector; the HTTP API runs as its own process (`gleaner api`). Prints
+ * one JSON document: pages/s end to end, peak RSS per process, workflow history sizes (largest run of each
+ * workflow type, continue-as-new runs counted separately), and the page stage's throughput with one and
+ * with two `page` processes. With `--faults` the run also SIGKILLs a random worker every few seconds,
+ * restarts the Temporal server once and takes Postgres away for 20 s once, then checks the store and the
+ * servers' logs like test/integration/fault-injection.test.ts (the short version of this run).
+ *
+ *   npm run bench:scale -- [--origins 1000] [--pages 10] [--delay-ms 500] [--faults] [--skip-page-scaling]
+ *
+ * It asserts nothing about time; read the load average printed beside the figures.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { migrate } from '../db/migrate';
+import { PgDatabase } from '../db/pg-database';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { freePort } from '../infra/free-port';
+import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
+import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
+import { politenessViolations, type SiteFarm, startSiteFarm } from '../test/helpers/site-farm';
+import { startWorkerFleet, type WorkerFleet } from '../test/helpers/worker-fleet';
+import type { CrawlSummary } from '../workflows/messages';
+
+interface Options {
+  origins: number;
+  pages: number;
+  delayMs: number;
+  faults: boolean;
+  pageScaling: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      origins: { type: 'string', default: '1000' },
+      pages: { type: 'string', default: '10' },
+      'delay-ms': { type: 'string', default: '500' },
+      faults: { type: 'boolean', default: false },
+      'skip-page-scaling': { type: 'boolean', default: false },
+    },
+  });
+  const int = (name: string, value: string | undefined, min: number) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) {
+      console.error(`scale-bench: --${name} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+      process.exit(2);
+    }
+    return n;
+  };
+  return {
+    origins: int('origins', values.origins, 1),
+    pages: int('pages', values.pages, 1),
+    delayMs: int('delay-ms', values['delay-ms'], 0),
+    faults: values.faults === true,
+    pageScaling: values['skip-page-scaling'] !== true,
+  };
+}
+
+const load = () => os.loadavg().map((n) => Number(n.toFixed(2)));
+const progress = (message: string) => process.stderr.write(`[scale] ${message} (load ${load().join(' ')})\n`);
+
+interface Infra {
+  dir: string;
+  temporal: TemporalDevServer;
+  temporalDb: string;
+  temporalPort: number;
+  postgres: NativePostgres | undefined;
+  pgData: string;
+  pgPort: number;
+  db: PgDatabase;
+  connection: Connection;
+  client: Client;
+  env: Record<string, string>;
+}
+
+async function startInfra(): Promise<Infra> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-scale-'));
+  chmodSync(dir, 0o755);
+  const temporalDb = path.join(dir, 'temporal.db');
+  const pgData = path.join(dir, 'pg');
+  const temporal = await startTemporalDevServer({ dbFile: temporalDb, uiPort: false });
+  const postgres = await startNativePostgres({ dataDir: pgData });
+  const db = new PgDatabase(postgres.url);
+  await migrate(db);
+  const connection = await Connection.connect({ address: temporal.address });
+  return {
+    dir,
+    temporal,
+    temporalDb,
+    temporalPort: Number(temporal.address.split(':').at(-1)),
+    postgres,
+    pgData,
+    pgPort: postgres.port,
+    db,
+    connection,
+    client: new Client({ connection }),
+    env: { TEMPORAL_ADDRESS: temporal.address, DATABASE_URL: postgres.url, GLEANER_LOG_LEVEL: 'error' },
+  };
+}
+
+async function stopInfra(infra: Infra): Promise<void> {
+  await infra.connection.close().catch(() => {});
+  await infra.db.close().catch(() => {});
+  await infra.temporal.stop().catch(() => {});
+  await infra.postgres?.stop().catch(() => {});
+  rmSync(infra.dir, { recursive: true, force: true });
+}
+
+function startCrawl(infra: Infra, farm: SiteFarm, crawlId: string, options: Options) {
+  return infra.client.workflow.start(WORKFLOW_TYPES.crawl, {
+    taskQueue: TASK_QUEUES.crawl,
+    workflowId: crawlWorkflowId(crawlId),
+    args: [
+      {
+        crawlId,
+        seeds: farm.seeds,
+        delayMs: options.delayMs,
+        allowHosts: farm.hosts,
+        scope: 'domains',
+        domains: farm.hosts,
+        maxPages: farm.pageUrls.length * 2,
+      },
+    ],
+  });
+}
+
+async function countWhere(db: PgDatabase, crawlId: string, condition: string): Promise<number> {
+  const result = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM pages WHERE crawl_id = $1 AND ${condition}`,
+    [crawlId],
+  );
+  return Number(result.rows[0]?.n ?? 0);
+}
+
+async function historySizes(client: Client): Promise<Record<string, { runs: number; maxEvents: number }>> {
+  const sizes: Record<string, { runs: number; maxEvents: number }> = {};
+  for await (const execution of client.workflow.list()) {
+    const entry = sizes[execution.type] ?? { runs: 0, maxEvents: 0 };
+    sizes[execution.type] = entry;
+    entry.runs++;
+    entry.maxEvents = Math.max(entry.maxEvents, execution.historyLength ?? 0);
+  }
+  return sizes;
+}
+
+/** The whole crawl with every stage split into its own processes (two fetch). */
+async function runSplitCrawl(options: Options) {
+  const infra = await startInfra();
+  const farm = await startSiteFarm({
+    origins: options.origins,
+    pagesPerOrigin: options.pages,
+    addresses: 16,
+  });
+  const apiPort = await freePort();
+  const fleet: WorkerFleet = startWorkerFleet(
+    {
+      'fetch-1': ['worker', '--queues', 'fetch'],
+      'fetch-2': ['worker', '--queues', 'fetch'],
+      crawl: ['worker', '--queues', 'crawl'],
+      page: ['worker', '--queues', 'page'],
+      embed: ['worker', '--queues', 'embed'],
+      api: ['api', '--port', String(apiPort)],
+    },
+    infra.env,
+  );
+  const crawlId = 'scale';
+  const total = farm.pageUrls.length;
+  try {
+    progress(`crawling ${options.origins} origins × ${options.pages} pages = ${total} pages`);
+    const started = Date.now();
+    const handle = await startCrawl(infra, farm, crawlId, options);
+    let done = false;
+    const result = handle.result().finally(() => {
+      done = true;
+    });
+    const faults = options.faults ? injectFaults(infra, farm, fleet, () => done, total) : Promise.resolve([]);
+    const ticker = setInterval(() => {
+      void countWhere(infra.db, crawlId, 'indexed_at IS NOT NULL')
+        .then((indexed) =>
+          progress(`${indexed}/${total} indexed after ${Math.round((Date.now() - started) / 1000)} s`),
+        )
+        .catch(() => {});
+    }, 15_000);
+    const summary = (await result) as CrawlSummary;
+    clearInterval(ticker);
+    const seconds = (Date.now() - started) / 1000;
+    const injected = await faults;
+    const polite = politenessViolations(farm, options.delayMs);
+    const store = await checkStore(infra.db, crawlId, farm);
+    return {
+      pages: total,
+      summary: {
+        status: summary.status,
+        pagesFetched: summary.pagesFetched,
+        pagesIndexed: summary.pagesIndexed,
+      },
+      seconds: Number(seconds.toFixed(1)),
+      pagesPerSecond: Number((total / seconds).toFixed(2)),
+      peakRssMiB: fleet.peakRssMiB(),
+      histories: await historySizes(infra.client),
+      politeness: {
+        violations: polite.violations.length,
+        smallestGapMs: polite.smallestGapMs,
+        requests: polite.requests,
+      },
+      store,
+      faults: injected,
+      restarts: Object.fromEntries(fleet.members.map((m) => [m.name, m.restarts])),
+      loadAverage: load(),
+    };
+  } finally {
+    await fleet.stop();
+    await farm.close();
+    await stopInfra(infra);
+  }
+}
+
+async function checkStore(db: PgDatabase, crawlId: string, farm: SiteFarm) {
+  const pages = await db.query<{ url: string; indexed: boolean }>(
+    'SELECT url, indexed_at IS NOT NULL AS indexed FROM pages WHERE crawl_id = $1',
+    [crawlId],
+  );
+  const urls = new Set(pages.rows.map((row) => row.url));
+  const chunks = await db.query<{ total: string; distinct_chunks: string; unembedded: string }>(
+    `SELECT count(*) AS total, count(DISTINCT (c.page_id, c.chunk_hash)) AS distinct_chunks,
+            count(*) FILTER (WHERE c.embedding IS NULL) AS unembedded
+       FROM chunks c JOIN pages p ON p.id = c.page_id WHERE p.crawl_id = $1`,
+    [crawlId],
+  );
+  const row = chunks.rows[0];
+  return {
+    pageRows: pages.rows.length,
+    duplicatePageRows: pages.rows.length - urls.size,
+    missingPages: farm.pageUrls.filter((url) => !urls.has(url)).length,
+    notIndexed: pages.rows.filter((r) => !r.indexed).length,
+    chunks: Number(row?.total ?? 0),
+    duplicateChunks: Number(row?.total ?? 0) - Number(row?.distinct_chunks ?? 0),
+    chunksWithoutVector: Number(row?.unembedded ?? 0),
+  };
+}
+
+/** SIGKILL a worker every 5 s; restart Temporal at 20 % of pages; Postgres away 20 s at 50 %. */
+async function injectFaults(
+  infra: Infra,
+  farm: SiteFarm,
+  fleet: WorkerFleet,
+  isDone: () => boolean,
+  total: number,
+): Promise<string[]> {
+  const events: string[] = [];
+  const served = () => farm.sites.reduce((n, s) => n + s.log.filter((e) => e.status === 200).length, 0);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  let temporalRestarted = false;
+  let postgresStopped = false;
+  let k = 0;
+  const workers = fleet.members.filter((m) => m.name !== 'api');
+  while (!isDone()) {
+    await fleet.allReady();
+    await sleep(5_000);
+    if (isDone()) break;
+    const member = workers[(k++ * 7 + 3) % workers.length];
+    if (member) {
+      events.push(`kill ${member.name}`);
+      await fleet.killAndRestart(member);
+    }
+    if (!temporalRestarted && served() >= total * 0.2) {
+      temporalRestarted = true;
+      events.push('restart temporal');
+      await infra.temporal.stop();
+      await sleep(2_000);
+      infra.temporal = await startTemporalDevServer({
+        dbFile: infra.temporalDb,
+        port: infra.temporalPort,
+        uiPort: false,
+      });
+    } else if (temporalRestarted && !postgresStopped && served() >= total * 0.5) {
+      postgresStopped = true;
+      events.push('postgres away 20 s');
+      await infra.postgres?.stop();
+      infra.postgres = undefined;
+      await sleep(20_000);
+      infra.postgres = await startNativePostgres({ dataDir: infra.pgData, port: infra.pgPort });
+    }
+  }
+  return events;
+}
+
+/**
+ * The page stage alone: a crawl fetched with no page or embed worker running, then `processes` page
+ * workers started together; pages/s is measured from the first to the last page extracted.
+ */
+async function runPageStage(options: Options, processes: number) {
+  const infra = await startInfra();
+  const farm = await startSiteFarm({
+    origins: options.origins,
+    pagesPerOrigin: options.pages,
+    addresses: 16,
+  });
+  const crawlId = `page-stage-${processes}`;
+  const total = farm.pageUrls.length;
+  const fetchers = startWorkerFleet(
+    { 'fetch-1': ['worker', '--queues', 'fetch'], crawl: ['worker', '--queues', 'crawl'] },
+    infra.env,
+  );
+  let pagers: WorkerFleet | undefined;
+  let embedder: WorkerFleet | undefined;
+  try {
+    const handle = await startCrawl(infra, farm, crawlId, { ...options, delayMs: 0 });
+    while ((await countWhere(infra.db, crawlId, 'true')) < total)
+      await new Promise((r) => setTimeout(r, 1_000));
+    progress(
+      `page stage (${processes} process${processes > 1 ? 'es' : ''}): ${total} pages stored, extracting`,
+    );
+    const spec = Object.fromEntries(
+      Array.from({ length: processes }, (_, i) => [`page-${i + 1}`, ['worker', '--queues', 'page']]),
+    );
+    const started = Date.now();
+    pagers = startWorkerFleet(spec, infra.env);
+    while ((await countWhere(infra.db, crawlId, 'extracted_hash IS NOT NULL')) < total) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const seconds = (Date.now() - started) / 1000;
+    embedder = startWorkerFleet({ embed: ['worker', '--queues', 'embed'] }, infra.env);
+    await handle.result();
+    return {
+      processes,
+      pages: total,
+      seconds: Number(seconds.toFixed(1)),
+      pagesPerSecond: Number((total / seconds).toFixed(2)),
+      peakRssMiB: pagers.peakRssMiB(),
+      loadAverage: load(),
+    };
+  } finally {
+    await embedder?.stop();
+    await pagers?.stop();
+    await fetchers.stop();
+    await farm.close();
+    await stopInfra(infra);
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  progress(`cpus ${os.cpus().length}`);
+  const crawl = await runSplitCrawl(options);
+  const pageStage = options.pageScaling
+    ? [await runPageStage(options, 1), await runPageStage(options, 2)]
+    : undefined;
+  console.log(JSON.stringify({ options, crawl, ...(pageStage ? { pageStage } : {}) }, null, 2));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
