@@ -147,12 +147,6 @@ export function crawlIdOfWorkflowId(workflowId: string): string {
   return workflowId.replace(/^crawl-/, '');
 }
 
-/**
- * Crawl ids a user may name: the explicit alphabet, optionally followed by the nominal time a
- * schedule appended (the only place a ":" appears).
- */
-export const CRAWL_ID_PATTERN = '^[A-Za-z0-9._-]+(-\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z)?$';
-
 /** A readable default id: the first seed's host and a short random tail. */
 export function defaultScheduleId(firstSeed: string, randomHex: string): string {
   let host = 'crawl';
