@@ -35,7 +35,7 @@ const TRIGGER_DEADLINE_MS = 30_000;
 const SCHEDULE_ID = { type: 'string', pattern: SCHEDULE_ID_PATTERN } as const;
 const DURATION = {
   type: 'string',
-  minLength: 2,
+  minLength: 1,
   maxLength: 40,
   description: 'e.g. 30s, 15m, 6h, 1d, 1h30m',
 } as const;

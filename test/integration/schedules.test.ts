@@ -94,6 +94,11 @@ async function waitForScheduledCrawls(client: Client, sinceMs: number, count: nu
   );
 }
 
+/** Where a long test is, in the log, when the machine is slow. */
+function step(what: string): void {
+  process.stderr.write(`[schedules.test ${new Date().toISOString()}] ${what}\n`);
+}
+
 function pageRequests(): number {
   return site.log.filter((entry) => !isProtocolFile(entry.path)).length;
 }
@@ -130,6 +135,7 @@ describe('gleaner schedule on a running stack', () => {
     });
     expect(details.crawl.crawlId).toBeUndefined();
 
+    step('created');
     // The Temporal CLI sees it: it is a Temporal Schedule, not something of ours.
     await eventually(
       async () => (await temporalScheduleIds()).includes(SCHEDULE_ID),
@@ -140,6 +146,7 @@ describe('gleaner schedule on a running stack', () => {
     );
     expect(JSON.stringify(described)).toContain('crawlWorkflow');
 
+    step('listed by the Temporal CLI');
     // It fires by itself, and each fire is a complete crawl with its own readable crawl id.
     const fired = await waitForScheduledCrawls(stack.client, createdAt, 2);
     for (const crawl of fired) {
@@ -169,6 +176,7 @@ describe('gleaner schedule on a running stack', () => {
     });
     expect(entry.recentRuns.length).toBeGreaterThanOrEqual(2);
 
+    step('two fires completed');
     // Restart the Temporal server on its SQLite file: the schedule is still there and fires again.
     for (const workers of [stack.workers]) await workers?.shutdown();
     const port = Number(temporalServer.address.split(':').at(-1));
@@ -187,6 +195,7 @@ describe('gleaner schedule on a running stack', () => {
     const afterRestart = await waitForScheduledCrawls(stack.client, restartedAt, 1);
     expect(afterRestart[0]?.summary).toMatchObject({ status: 'completed', pagesFetched: PAGES });
 
+    step('fired after the restart');
     // Paused: no fire for several intervals.
     const paused = await gleaner('schedule', 'pause', SCHEDULE_ID, '--note', 'site migration');
     expect(paused.code).toBe(0);
@@ -200,6 +209,7 @@ describe('gleaner schedule on a running stack', () => {
     await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_S * 1000));
     expect(await actionsTaken(stack.client)).toBe(takenWhenPaused);
 
+    step('paused');
     // Trigger --wait --json: the summary `gleaner crawl --json` prints, for the crawl it started.
     const requestsBefore = pageRequests();
     const triggered = await gleaner('schedule', 'trigger', SCHEDULE_ID, '--wait', '--json');
@@ -217,12 +227,14 @@ describe('gleaner schedule on a running stack', () => {
       `crawl-${summary.crawlId}`,
     );
 
+    step('triggered');
     // Unpaused: it fires on its own again.
     const unpausedAt = Date.now();
     expect((await gleaner('schedule', 'unpause', SCHEDULE_ID)).code).toBe(0);
     const afterUnpause = await waitForScheduledCrawls(stack.client, unpausedAt, 1);
     expect(afterUnpause[0]?.summary.status).toBe('completed');
 
+    step('fired after unpause');
     // Deleted: gone from Temporal; the crawls it started stay.
     const deleted = await gleaner('schedule', 'delete', SCHEDULE_ID);
     expect(deleted.code).toBe(0);
@@ -233,7 +245,7 @@ describe('gleaner schedule on a running stack', () => {
     expect((await stack.client.workflow.getHandle(`crawl-${summary.crawlId}`).describe()).status.name).toBe(
       'COMPLETED',
     );
-  });
+  }, 900_000);
 
   it('refuses a duplicate id, unknown ids and bad cadences with one line and exit status 2', async () => {
     const first = await gleaner(
@@ -278,6 +290,13 @@ describe('gleaner schedule on a running stack', () => {
       expect(result.stderr, args.join(' ')).toMatch(message);
     }
     expect((await gleaner('schedule', 'delete', 'nightly')).code).toBe(0);
+
+    // The embedded default without `gleaner dev`: nothing would fire it, so create refuses.
+    const embedded = await runGleaner(['schedule', 'create', site.url, '--every', '1d'], {
+      GLEANER_HOME: path.join(stateDir, 'home'),
+    });
+    expect(embedded.code).toBe(2);
+    expect(lastLine(embedded.stderr)).toMatch(/fire only while `gleaner dev` runs/);
     await eventually(async () => (await temporalScheduleIds()).length === 0, 'no schedule is left');
-  });
+  }, 900_000);
 });
