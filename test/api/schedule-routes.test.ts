@@ -169,6 +169,38 @@ describe('schedule routes', () => {
     expect(gone.body.message).toBe('no schedule with id api-hourly');
   });
 
+  it('skips a trigger while a crawl of the schedule still runs (skip policy): 409', async () => {
+    const created = await post('/schedules', {
+      seeds: [site.url],
+      every: '1h',
+      id: 'slow',
+      paused: true,
+      // Three pages three seconds apart: the first crawl is still running at the second trigger.
+      delayMs: 3_000,
+      allowHosts: ['127.0.0.1'],
+    });
+    expect(created.status).toBe(201);
+    const first = await post('/schedules/slow/trigger');
+    expect(first.status).toBe(202);
+    // A trigger in the same second would name the same crawl; the next second is a new one.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const second = await post('/schedules/slow/trigger');
+    expect(second.status).toBe(409);
+    expect(second.body.message).toMatch(
+      new RegExp(
+        `trigger skipped by the schedule's overlap policy \\(skip\\): crawl ${first.body.crawlId} is still running`,
+      ),
+    );
+    const described = await call('/schedules/slow');
+    expect(described.body).toMatchObject({
+      actionsTaken: 1,
+      skippedOverlap: 1,
+      runningCrawls: [first.body.crawlId],
+    });
+    await stack.client.workflow.getHandle(first.body.workflowId as string).cancel();
+    expect((await call('/schedules/slow', { method: 'DELETE' })).status).toBe(204);
+  });
+
   it('answers 404 for unknown schedules and 400 for malformed ids', async () => {
     for (const [method, path] of [
       ['GET', '/schedules/nope'],
