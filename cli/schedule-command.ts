@@ -10,7 +10,6 @@ import { readLock } from '../db/pglite-database';
 import { InvalidCrawlSpecError } from '../domain/crawl-spec';
 import {
   checkScheduleId,
-  DEFAULT_CATCHUP_WINDOW_MS,
   defaultScheduleId,
   InvalidScheduleError,
   OVERLAP_NAMES,
@@ -77,7 +76,7 @@ export function registerScheduleCommand(program: Command): void {
     )
     .option(
       '--catchup-window <duration>',
-      `a fire missed while Temporal was down still runs if it is back within this (default ${DEFAULT_CATCHUP_WINDOW_MS / 60_000}m, at least 10s)`,
+      'a fire missed while Temporal was down still runs if it is back within this (default 1h, at least 10s)',
       durationOption('--catchup-window'),
     )
     .option('--paused', 'create it paused')
