@@ -17,6 +17,7 @@ import { registerCrawlRoutes } from './routes/crawl-routes';
 import { registerGraphRoutes } from './routes/graph-routes';
 import { registerOpsRoutes } from './routes/ops-routes';
 import { registerPageRoutes } from './routes/page-routes';
+import { registerScheduleRoutes } from './routes/schedule-routes';
 import { registerSearchRoutes } from './routes/search-routes';
 import type { SearchFunction } from './search-service';
 
@@ -88,6 +89,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
         { name: 'search', description: 'hybrid search over chunks' },
         { name: 'corpus', description: 'pages and the link graph' },
         { name: 'crawls', description: 'start, list, watch and steer crawls' },
+        { name: 'schedules', description: 'recrawls on Temporal Schedules' },
         { name: 'operations', description: 'health and metrics' },
       ],
     },
@@ -98,6 +100,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
+  registerScheduleRoutes(app, { temporal: deps.temporal });
   registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal });
   app.get('/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();

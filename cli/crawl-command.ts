@@ -140,13 +140,13 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
 }
 
 /** Ctrl-C or SIGTERM while waiting: stop cleanly (workers, Temporal, the store) instead of dying. */
-function interrupted(): Promise<NodeJS.Signals> {
+export function interrupted(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal));
   });
 }
 
-function printSummary(summary: CrawlSummary, json: boolean): void {
+export function printSummary(summary: CrawlSummary, json: boolean): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;

@@ -12,6 +12,7 @@ import { isUserFacing } from './errors';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
 import { runRobotsCommand } from './robots-command';
+import { registerScheduleCommand } from './schedule-command';
 import { runSearchCommand } from './search-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
 import { runStatusCommand } from './status-command';
@@ -80,6 +81,9 @@ program
   .option('--json', 'print one JSON summary on stdout')
   .option('--no-local-workers', 'do not run workers in this process (they run elsewhere)')
   .action(async (urls: string[], options) => runCrawlCommand(urls, options));
+
+// After `crawl`: `schedule create` takes the crawl command's options.
+registerScheduleCommand(program);
 
 program
   .command('status')

@@ -6,6 +6,16 @@
  */
 import { z } from 'zod';
 
+/**
+ * Crawl ids: letters, digits, `._-`, optionally ending with the `-<RFC 3339 time>` a Temporal
+ * Schedule appends to the workflow ids it starts (crawlWorkflow derives the crawl id from its
+ * workflow id, so a scheduled crawl is `<scheduleId>-2026-11-24T03:00:00Z`; see
+ * domain/schedule-spec.ts). Before that suffix was allowed such ids only ever failed workflow
+ * tasks (retried, never recorded), so accepting them changes no recorded history.
+ */
+export const CRAWL_ID_PATTERN = '^[A-Za-z0-9._-]+(-\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z)?$';
+const CRAWL_ID_REGEX = new RegExp(CRAWL_ID_PATTERN);
+
 export const DEFAULT_USER_AGENT = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
 
 /**
@@ -25,7 +35,10 @@ function buildCrawlSpecSchema() {
         .string()
         .min(1)
         .max(100)
-        .regex(/^[A-Za-z0-9._-]+$/, 'crawlId may contain only letters, digits, ".", "_" and "-"')
+        .regex(
+          CRAWL_ID_REGEX,
+          'crawlId may contain only letters, digits, ".", "_" and "-" (and end with the time a Temporal Schedule appends)',
+        )
         .optional(),
       /** Absolute http(s) URLs the crawl starts from. */
       seeds: z.array(z.string().min(1)).min(1, 'at least one seed URL is required').max(10_000),

@@ -7,7 +7,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundErro
 import type { FastifyInstance } from 'fastify';
 import { buildSpec, type CrawlCommandOptions } from '../../cli/crawl-command';
 import type { Database } from '../../db/database';
-import { InvalidCrawlSpecError } from '../../domain/crawl-spec';
+import { CRAWL_ID_PATTERN, InvalidCrawlSpecError } from '../../domain/crawl-spec';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { type ControlCommand, controlSignal, crawlProgressQuery } from '../../workflows/messages';
 import { ApiError, badRequest, errorResponses, notFound } from '../errors';
@@ -16,10 +16,10 @@ import { parseOrigin } from './graph-routes';
 /** Bound on each Temporal call, so a Temporal outage answers 503 promptly instead of hanging. */
 const TEMPORAL_DEADLINE_MS = 5_000;
 
-const CRAWL_ID = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' } as const;
+const CRAWL_ID = { type: 'string', minLength: 1, maxLength: 100, pattern: CRAWL_ID_PATTERN } as const;
 const stringList = { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 1000 } as const;
 
-interface StartCrawlBody {
+export interface StartCrawlBody {
   seeds: string[];
   crawlId?: string;
   maxPages?: number;
@@ -34,6 +34,67 @@ interface StartCrawlBody {
   userAgent?: string;
   allowHosts?: string[];
   maxBodyBytes?: number;
+}
+
+/** Body fields that shape the crawl spec, shared with the schedule routes (named as in the spec). */
+export const CRAWL_SPEC_PROPERTIES = {
+  maxPages: { type: 'integer', minimum: 1, description: 'default 1000' },
+  maxDepth: { type: 'integer', minimum: 0, description: 'default 20' },
+  scope: { type: 'string', enum: ['same-origin', 'same-site', 'domains'] },
+  domains: { ...stringList, description: "hosts in scope with scope 'domains'" },
+  includePrefixes: stringList,
+  exclude: { ...stringList, description: 'globs or /regex/' },
+  delayMs: { type: 'integer', minimum: 0, description: 'minimum gap per origin (default 1000)' },
+  maxRequestsPerSecond: { type: 'number', minimum: 0 },
+  perOriginConcurrency: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 16,
+    description: 'requests in flight per origin without a robots Crawl-delay (default 1)',
+  },
+  userAgent: { type: 'string', minLength: 1, maxLength: 500 },
+  allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
+  maxBodyBytes: { type: 'integer', minimum: 1 },
+} as const;
+
+const START_CRAWL_PROPERTIES = {
+  seeds: { ...stringList, minItems: 1, description: 'absolute http(s) URLs to start from' },
+  crawlId: { ...CRAWL_ID, description: 'default: time-based' },
+} as const;
+
+/** The crawl spec a body asks for, built by the CLI's `buildSpec`; bad input is a 400 naming the field. */
+export function specFromBody(body: StartCrawlBody): ReturnType<typeof buildSpec> {
+  if (body.scope === 'domains' && (body.domains ?? []).length === 0) {
+    throw badRequest('body field "domains" needs at least one host when scope is "domains"');
+  }
+  for (const [index, seed] of body.seeds.entries()) {
+    // buildSpec says the same, in CLI words; here the field is named.
+    if (!/^https?:\/\//i.test(seed))
+      throw badRequest(`body field "seeds.${index}" is not an http(s) URL: ${seed}`);
+  }
+  const options: CrawlCommandOptions = {
+    ...(body.crawlId !== undefined ? { crawlId: body.crawlId } : {}),
+    ...(body.maxPages !== undefined ? { maxPages: body.maxPages } : {}),
+    ...(body.maxDepth !== undefined ? { maxDepth: body.maxDepth } : {}),
+    ...(body.scope !== undefined ? { scope: body.scope } : {}),
+    ...(body.domains ? { domain: body.domains } : {}),
+    ...(body.includePrefixes ? { includePrefix: body.includePrefixes } : {}),
+    ...(body.exclude ? { exclude: body.exclude } : {}),
+    ...(body.delayMs !== undefined ? { delayMs: body.delayMs } : {}),
+    ...(body.maxRequestsPerSecond !== undefined ? { maxRps: body.maxRequestsPerSecond } : {}),
+    ...(body.perOriginConcurrency !== undefined ? { perOriginConcurrency: body.perOriginConcurrency } : {}),
+    ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
+    ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
+    ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
+  };
+  try {
+    return buildSpec(body.seeds, options);
+  } catch (error) {
+    if (error instanceof InvalidCrawlSpecError)
+      throw badRequest(`invalid crawl spec: ${error.problems.join('; ')}`);
+    if ((error as Error).name === 'UsageError') throw badRequest((error as Error).message);
+    throw error;
+  }
 }
 
 interface CrawlRow {
@@ -91,27 +152,7 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
           type: 'object',
           additionalProperties: false,
           required: ['seeds'],
-          properties: {
-            seeds: { ...stringList, minItems: 1, description: 'absolute http(s) URLs to start from' },
-            crawlId: { ...CRAWL_ID, description: 'default: time-based' },
-            maxPages: { type: 'integer', minimum: 1, description: 'default 1000' },
-            maxDepth: { type: 'integer', minimum: 0, description: 'default 20' },
-            scope: { type: 'string', enum: ['same-origin', 'same-site', 'domains'] },
-            domains: { ...stringList, description: "hosts in scope with scope 'domains'" },
-            includePrefixes: stringList,
-            exclude: { ...stringList, description: 'globs or /regex/' },
-            delayMs: { type: 'integer', minimum: 0, description: 'minimum gap per origin (default 1000)' },
-            maxRequestsPerSecond: { type: 'number', minimum: 0 },
-            perOriginConcurrency: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 16,
-              description: 'requests in flight per origin without a robots Crawl-delay (default 1)',
-            },
-            userAgent: { type: 'string', minLength: 1, maxLength: 500 },
-            allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
-            maxBodyBytes: { type: 'integer', minimum: 1 },
-          },
+          properties: { ...START_CRAWL_PROPERTIES, ...CRAWL_SPEC_PROPERTIES },
         },
         response: {
           202: {
@@ -128,41 +169,7 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
       },
     },
     async (request, reply) => {
-      const body = request.body;
-      if (body.scope === 'domains' && (body.domains ?? []).length === 0) {
-        throw badRequest('body field "domains" needs at least one host when scope is "domains"');
-      }
-      for (const [index, seed] of body.seeds.entries()) {
-        // buildSpec says the same, in CLI words; here the field is named.
-        if (!/^https?:\/\//i.test(seed))
-          throw badRequest(`body field "seeds.${index}" is not an http(s) URL: ${seed}`);
-      }
-      const options: CrawlCommandOptions = {
-        ...(body.crawlId !== undefined ? { crawlId: body.crawlId } : {}),
-        ...(body.maxPages !== undefined ? { maxPages: body.maxPages } : {}),
-        ...(body.maxDepth !== undefined ? { maxDepth: body.maxDepth } : {}),
-        ...(body.scope !== undefined ? { scope: body.scope } : {}),
-        ...(body.domains ? { domain: body.domains } : {}),
-        ...(body.includePrefixes ? { includePrefix: body.includePrefixes } : {}),
-        ...(body.exclude ? { exclude: body.exclude } : {}),
-        ...(body.delayMs !== undefined ? { delayMs: body.delayMs } : {}),
-        ...(body.maxRequestsPerSecond !== undefined ? { maxRps: body.maxRequestsPerSecond } : {}),
-        ...(body.perOriginConcurrency !== undefined
-          ? { perOriginConcurrency: body.perOriginConcurrency }
-          : {}),
-        ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
-        ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
-        ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
-      };
-      let spec: ReturnType<typeof buildSpec>;
-      try {
-        spec = buildSpec(body.seeds, options);
-      } catch (error) {
-        if (error instanceof InvalidCrawlSpecError)
-          throw badRequest(`invalid crawl spec: ${error.problems.join('; ')}`);
-        if ((error as Error).name === 'UsageError') throw badRequest((error as Error).message);
-        throw error;
-      }
+      const spec = specFromBody(request.body);
       const workflowId = crawlWorkflowId(spec.crawlId);
       await withTemporal((client) =>
         client.workflow.start(WORKFLOW_TYPES.crawl, {

@@ -440,6 +440,11 @@ describe('operations', () => {
         '/healthz',
         '/metrics',
         '/pages/{id}',
+        '/schedules',
+        '/schedules/{id}',
+        '/schedules/{id}/pause',
+        '/schedules/{id}/trigger',
+        '/schedules/{id}/unpause',
         '/search',
       ].sort(),
     );
