@@ -78,9 +78,7 @@ describe('extractLinks on the scikit-optimize 0.9 docs', () => {
   });
 
   it('parses every page of the site', () => {
-    const files = execFileSync('find', [root, '-name', '*.html'], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
+    const files = execFileSync('find', [root, '-name', '*.html'], { encoding: 'utf8' }).trim().split('\n');
     expect(files.length).toBeGreaterThan(150);
     for (const file of files) {
       const relative = file.slice(root.length);
