@@ -1,9 +1,11 @@
 /** `gleaner crawl <url...>`: validate, start `crawlWorkflow`, optionally wait with progress. */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { WorkflowHandle } from '@temporalio/client';
 import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
 import { QUEUE_KINDS } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
+import { LOG_FILE } from '../infra/logger';
 import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import type { CrawlSummary } from '../workflows/messages';
@@ -90,6 +92,7 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
           ? `crawl ${spec.crawlId} is still open: resuming it where it stopped (its original settings apply)\n`
           : `crawl ${spec.crawlId} started (workflow ${workflowId})\n`,
       );
+      if (LOG_FILE) process.stderr.write(`log file: ${LOG_FILE} (--verbose shows the logs here)\n`);
       if (runtime.temporalUiUrl) {
         process.stderr.write(
           `watch it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/workflows/${encodeURIComponent(workflowId)}\n`,
@@ -123,6 +126,8 @@ export async function followCrawl(
   // and stops an embedded Temporal: a call still open then would fail as UNAVAILABLE, and the
   // client's retry would fire on the closed channel and throw outside any promise.
   const calls = new AbortController();
+  // Every progress query and the result long-poll listen on this one signal: one per live origin.
+  setMaxListeners(0, calls.signal);
   const client = runtime.client;
   const stopWatching = watchProgress(client, crawlId, { quiet: json, signal: calls.signal });
   let summary: CrawlSummary;

@@ -22,6 +22,8 @@ const program = new Command('gleaner')
     'A polite, durable web crawler that turns websites into a RAG corpus, on Temporal and Postgres.',
   )
   .version('0.1.0')
+  // Handled by bin/gleaner.js (it decides where logs go before anything is loaded); listed for --help.
+  .option('--verbose', 'JSON logs on stderr instead of the log file under GLEANER_HOME')
   .showHelpAfterError('(run with --help for usage)')
   // Before the subcommands are added, so they inherit it: usage errors exit 2, not 1.
   .exitOverride();

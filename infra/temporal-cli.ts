@@ -224,9 +224,9 @@ export async function startTemporalDevServer(
 function startParentWatchdog(serverPid: number): void {
   const script =
     'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; ' +
-    'kill -0 "$2" 2>/dev/null || exit 0; kill -TERM -- "-$2" 2>/dev/null; ' +
+    'kill -0 "$2" 2>/dev/null || exit 0; kill -s TERM -- "-$2" 2>/dev/null; ' +
     'for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$2" 2>/dev/null || exit 0; sleep 1; done; ' +
-    'kill -KILL -- "-$2" 2>/dev/null';
+    'kill -s KILL -- "-$2" 2>/dev/null';
   const watchdog = spawn(
     '/bin/sh',
     ['-c', script, 'gleaner-watchdog', String(process.pid), String(serverPid)],

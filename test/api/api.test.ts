@@ -179,6 +179,16 @@ describe('starting and watching a crawl', () => {
     });
     expect(list.body.total).toBeGreaterThanOrEqual(1);
     expect((await call('/crawls?status=failed')).body).toMatchObject({ total: 0, crawls: [] });
+
+    // A finished crawl's id is refused too, and its record stays as it was.
+    const reused = await postJson('/crawls', { seeds: [site.url], crawlId: CRAWL_ID });
+    expectPlainError(reused, 409);
+    expect(JSON.stringify(reused.body)).toMatch(/already finished \(completed\)/);
+    const after = await call<{ status: string; summary: Record<string, number> | null }>(
+      `/crawls/${CRAWL_ID}`,
+    );
+    expect(after.body.status).toBe('completed');
+    expect(after.body.summary?.pagesFetched).toBe(MAX_PAGES);
   }, 300_000);
 
   it('answers 404 for unknown crawls and 400 for malformed ids', async () => {
