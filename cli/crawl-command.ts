@@ -9,6 +9,7 @@ import { LOG_FILE } from '../infra/logger';
 import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import type { CrawlSummary } from '../workflows/messages';
+import { type FailureGroup, failuresByReason, formatFailures } from './crawl-report';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
 import { watchProgress } from './progress';
 
@@ -149,7 +150,9 @@ export async function followCrawl(
     stopWatching();
     calls.abort();
   }
-  printSummary(summary, json);
+  // Failures by reason with sample URLs come from the fetch log, not the workflow (history stays small).
+  const failures = await failuresByReason(runtime.db, crawlId).catch(() => []);
+  printSummary(summary, failures, json);
   if (!json && runtime.embedded.database && !runtime.embedded.attached) {
     process.stdout.write(
       `  stored in ${gleanerHome()}/pgdata; run \`npx gleaner dev\` for a psql URL and Temporal Web, or see the README's SQL examples\n`,
@@ -166,9 +169,9 @@ function interrupted(): Promise<NodeJS.Signals> {
   });
 }
 
-function printSummary(summary: CrawlSummary, json: boolean): void {
+function printSummary(summary: CrawlSummary, failures: FailureGroup[], json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...summary, failures })}\n`);
     return;
   }
   const seconds = (summary.durationMs / 1000).toFixed(1);
@@ -180,8 +183,10 @@ function printSummary(summary: CrawlSummary, json: boolean): void {
       `  links           ${summary.links}`,
       `  errors          ${summary.errors}`,
       `  robots-blocked  ${summary.robotsBlocked}`,
+      ...(summary.unreachable ? [`  unreachable     ${summary.unreachable}`] : []),
       `  origins         ${summary.origins}`,
       ...(summary.droppedByBudget > 0 ? [`  left by --max-pages ${summary.droppedByBudget}`] : []),
+      ...formatFailures(failures),
       '',
     ].join('\n'),
   );

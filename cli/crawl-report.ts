@@ -25,15 +25,24 @@ export interface StoredCrawlReport {
 
 const SAMPLE_URLS = 3;
 
-/** Fetch outcomes that are not failures. */
-const NOT_FAILURES = ['ok', 'not-modified'];
+/** Fetch outcomes that are not failures (a response that is not a page is skipped, not failed). */
+const NOT_FAILURES = ['ok', 'not-modified', 'unsupported-content-type'];
+
+/** The fetch log's outcomes named for what happened. */
+const REASON_SQL = `CASE outcome
+    WHEN 'network-error' THEN 'unreachable'
+    WHEN 'too-large' THEN 'body-too-large'
+    WHEN 'http-error' THEN 'http-' || coalesce(status::text, 'error')
+    WHEN 'blocked' THEN 'blocked-by-ssrf-guard'
+    WHEN 'robots-unreachable-disallow-all' THEN 'robots-txt-unreachable'
+    ELSE outcome END`;
 
 export async function failuresByReason(db: Database, crawlId: string): Promise<FailureGroup[]> {
   const result = await db.query<{ reason: string; count: string; samples: string[] }>(
-    `SELECT outcome AS reason, count(DISTINCT url)::text AS count,
+    `SELECT ${REASON_SQL} AS reason, count(DISTINCT url)::text AS count,
             (array_agg(DISTINCT url))[1:${SAMPLE_URLS}] AS samples
        FROM fetches WHERE crawl_id = $1 AND outcome <> ALL($2::text[])
-      GROUP BY outcome ORDER BY count(DISTINCT url) DESC, outcome`,
+      GROUP BY 1 ORDER BY count(DISTINCT url) DESC, 1`,
     [crawlId, NOT_FAILURES],
   );
   return result.rows.map((row) => ({
