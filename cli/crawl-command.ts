@@ -1,7 +1,7 @@
 /** `gleaner crawl <url...>`: validate, start `crawlWorkflow`, optionally wait with progress. */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
 import { QUEUE_KINDS } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
@@ -130,7 +130,15 @@ export async function followCrawl(
   // Every progress query and the result long-poll listen on this one signal: one per live origin.
   setMaxListeners(0, calls.signal);
   const client = runtime.client;
-  const stopWatching = watchProgress(client, crawlId, { quiet: json, signal: calls.signal });
+  // Progress queries go over their own connection without the SDK's retry interceptor: a failed poll
+  // is simply skipped, and no retry timer (which an abort does not clear) can fire on a closed channel.
+  const progressConnection = json
+    ? undefined
+    : await Connection.connect({ address: runtime.temporalAddress, interceptors: [] });
+  const progressClient = progressConnection
+    ? new Client({ connection: progressConnection, namespace: runtime.namespace })
+    : client;
+  const stopWatching = watchProgress(progressClient, crawlId, { quiet: json, signal: calls.signal });
   let summary: CrawlSummary;
   try {
     const outcome = await Promise.race([
@@ -149,6 +157,7 @@ export async function followCrawl(
   } finally {
     stopWatching();
     calls.abort();
+    await progressConnection?.close();
   }
   // Failures by reason with sample URLs come from the fetch log, not the workflow (history stays small).
   const failures = await failuresByReason(runtime.db, crawlId).catch(() => []);

@@ -225,6 +225,15 @@ describe('reading the corpus', () => {
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ id: page?.id, url: page?.url, crawlId: CRAWL_ID });
     expect(result.body.title).toContain('scikit-optimize');
+    // The same page by URL (canonicalised: the fragment is dropped); unknown and malformed URLs fail plainly.
+    const byUrl = await call<{ id: number; url: string }>(
+      `/pages?url=${encodeURIComponent(`${page?.url}#top`)}&markdown=false`,
+    );
+    expect(byUrl.status).toBe(200);
+    expect(byUrl.body).toMatchObject({ id: page?.id, url: page?.url });
+    expectPlainError(await call(`/pages?url=${encodeURIComponent(`${site.origin}/no-such-page.html`)}`), 404);
+    expectPlainError(await call('/pages?url=not%20a%20url'), 400);
+    expectPlainError(await call('/pages'), 400);
     const outCount = await stack.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM links WHERE from_page_id = $1',
       [page?.id ?? 0],

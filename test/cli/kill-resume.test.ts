@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDatabase } from '../../db/pg-database';
 import { processAlive } from '../../db/pglite-database';
 import { addGeneratedPages } from '../helpers/generated-site';
 import { runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
@@ -37,7 +38,7 @@ describe('kill -9 of gleaner crawl --wait', () => {
       '--allow-host',
       '127.0.0.1',
       '--delay-ms',
-      '400',
+      '1500',
       '--crawl-id',
       'k9',
       '--wait',
@@ -51,8 +52,24 @@ describe('kill -9 of gleaner crawl --wait', () => {
     await waitFor(() => pageRequests().length >= 2, 180_000, '2 pages').catch((error: Error) => {
       throw new Error(`${error.message}; gleaner stderr:\n${stderr}`);
     });
-    const lock = JSON.parse(readFileSync(path.join(home, 'pgdata.lock'), 'utf8')) as { temporalPid?: number };
+    const lock = JSON.parse(readFileSync(path.join(home, 'pgdata.lock'), 'utf8')) as {
+      temporalPid?: number;
+      databaseUrl: string;
+    };
     expect(lock.temporalPid).toBeGreaterThan(0);
+    // Kill between two requests: a request in flight at the kill would be sent again, since its
+    // response was never stored (fetching is at least once; storing and indexing exactly once).
+    // Read through the running process's socket until every request the site saw is a stored page.
+    const db = new PgDatabase(lock.databaseUrl);
+    try {
+      for (let settled = false; !settled; ) {
+        const stored = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pages');
+        settled = stored.rows[0]?.n === pageRequests().length;
+        if (!settled) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await db.close();
+    }
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
