@@ -57,6 +57,9 @@ export function installTemporalRuntime(): void {
       else if (entry.level === 'INFO') sdkLog.info(fields, message);
       else sdkLog.debug(fields, message);
     }),
+    // The Rust core prints its own warnings (e.g. slow workflow tasks) straight to stderr unless
+    // forwarded; forwarded, they land in the same pino log as everything else.
+    telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
   });
 }
 
