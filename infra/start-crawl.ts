@@ -4,7 +4,12 @@
  * because Temporal's default reuse policy would start a fresh run under the same id and overwrite
  * its record. An id whose crawl is still open can be resumed instead (the CLI does that).
  */
-import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowHandle,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import type { Database } from '../db/database';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
@@ -48,24 +53,46 @@ export async function startCrawl(
   options: { resumeOpen: boolean },
 ): Promise<StartedCrawl> {
   const workflowId = crawlWorkflowId(spec.crawlId);
+  const handle = client.workflow.getHandle(workflowId);
+  // Temporal first (an outage is reported as Temporal's), then the store, which remembers finished
+  // crawls beyond Temporal's retention.
+  const existing = await describeOrUndefined(handle);
+  if (existing) return attach(handle, workflowId, existing, spec.crawlId, options);
   const stored = await storedCrawlStatus(db, spec.crawlId);
   if (stored !== undefined && stored !== 'running') throw finishedError(spec.crawlId, stored);
   try {
-    const handle = await client.workflow.start(WORKFLOW_TYPES.crawl, {
+    const started = await client.workflow.start(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
       workflowId,
       args: [spec],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
-    return { handle, workflowId, resumed: false };
+    return { handle: started, workflowId, resumed: false };
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    const handle = client.workflow.getHandle(workflowId);
+    // Started by someone else in between.
     const status = (await handle.describe()).status.name;
-    if (status !== 'RUNNING') throw finishedError(spec.crawlId, status);
-    if (!options.resumeOpen) {
-      throw new CrawlIdTakenError(`crawl ${spec.crawlId} is already running`, 'running');
-    }
-    return { handle, workflowId, resumed: true };
+    return attach(handle, workflowId, status, spec.crawlId, options);
   }
+}
+
+async function describeOrUndefined(handle: WorkflowHandle): Promise<string | undefined> {
+  try {
+    return (await handle.describe()).status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return undefined;
+    throw error;
+  }
+}
+
+function attach(
+  handle: WorkflowHandle,
+  workflowId: string,
+  status: string,
+  crawlId: string,
+  options: { resumeOpen: boolean },
+): StartedCrawl {
+  if (status !== 'RUNNING') throw finishedError(crawlId, status);
+  if (!options.resumeOpen) throw new CrawlIdTakenError(`crawl ${crawlId} is already running`, 'running');
+  return { handle, workflowId, resumed: true };
 }

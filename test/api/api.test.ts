@@ -458,6 +458,7 @@ describe('operations', () => {
         '/graph',
         '/healthz',
         '/metrics',
+        '/pages',
         '/pages/{id}',
         '/search',
       ].sort(),
