@@ -65,6 +65,8 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
         maxBodyBytes: input.spec.maxBodyBytes,
+        // As documented for --max-body-bytes: a longer page is cut there and kept, not skipped.
+        truncateBody: true,
         maxRedirects: input.spec.maxRedirects,
         ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
         signal: context.cancellationSignal,
@@ -113,7 +115,11 @@ async function recordFetch(db: Database, input: FetchAndStoreInput, fetched: Fet
       fetched.bytes,
       fetched.timings.ttfbMs === undefined ? null : Math.round(fetched.timings.ttfbMs),
       Math.round(fetched.timings.totalMs),
-      fetched.kind === 'ok' ? null : describeFailure(fetched),
+      fetched.kind === 'ok'
+        ? fetched.truncated
+          ? `body cut at ${input.spec.maxBodyBytes} bytes`
+          : null
+        : describeFailure(fetched),
       fetched.timings.startedAtMs,
     ],
   );

@@ -20,8 +20,6 @@ import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 
 const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
-/** Bodies beyond the parse limit are still read up to here, then cut (§2.5). */
-const ROBOTS_FETCH_CAP_BYTES = 2 * 1024 * 1024;
 
 export type RobotsSource = 'fetched' | 'unavailable-allow-all' | 'unreachable-disallow-all';
 
@@ -90,7 +88,9 @@ export function createRobotsPolicy({ db }: { db: Database }) {
       userAgent: options.userAgent,
       allowHosts: options.allowHosts,
       allowedContentTypes: ['*/*'],
-      maxBodyBytes: ROBOTS_FETCH_CAP_BYTES,
+      // RFC 9309 §2.5: a longer file is parsed as far as the first 500 KiB, never refused for size.
+      maxBodyBytes: ROBOTS_MAX_BYTES,
+      truncateBody: true,
       maxRedirects: 5,
       ...(options.signal ? { signal: options.signal } : {}),
     });

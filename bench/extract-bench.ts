@@ -2,7 +2,8 @@
  * `npm run bench:extract [-- --limit N --type T --dom linkedom|jsdom --strategy auto|chain|readability --scores out.jsonl]`
  *
  * Scores gleaner's extractor and bare Readability (same DOM, same run) on the WCXB development split
- * in ../shared/data/wcxb-dev: per page, the F1 of the lower-cased word multisets (`\w+` in the Unicode
+ * (`--data DIR`, the folder holding ground-truth.jsonl and html/; get it from
+ * https://github.com/Murrough-Foley/web-content-extraction-benchmark, CC-BY-4.0): per page, the F1 of the lower-cased word multisets (`\w+` in the Unicode
  * sense, as Python's `re` reads it) of the extracted text against the hand-checked main content; the
  * mean over pages, overall and per page type; and median and p95 milliseconds per page. Prints a table,
  * then one JSON line. Pages are read in id order; nothing here is keyed to ids or URLs. The npm script
@@ -10,7 +11,7 @@
  * (`--max-semi-space-size=32` ≙ `maxYoungGenerationSizeMb: 96` in activities/page-analysis-pool.ts);
  * bare Readability runs under the same setting.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Readability } from '@mozilla/readability';
@@ -18,7 +19,6 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { decodeBody } from '../activities/http/charset';
 import { DOM_KINDS, type DomKind, extractPage } from '../extract';
 import { parseDocument } from '../extract/dom';
-import { repoRoot } from '../infra/tools-dir';
 
 interface GroundTruth {
   id: string;
@@ -54,7 +54,10 @@ const program = new Command('extract-bench')
   )
   .option('--type <type>', 'only pages of this page type')
   .option('--scores <file>', 'write one JSON line per page (id, type, F1s, ms, strategy) for error analysis')
-  .option('--data <dir>', 'data set folder', path.resolve(repoRoot(), '..', 'shared', 'data', 'wcxb-dev'))
+  .requiredOption(
+    '--data <dir>',
+    'the WCXB dev split (ground-truth.jsonl + html/), from https://github.com/Murrough-Foley/web-content-extraction-benchmark',
+  )
   .parse();
 const opts = program.opts<{
   limit?: number;
@@ -65,7 +68,13 @@ const opts = program.opts<{
   data: string;
 }>();
 
-const truth = readFileSync(path.join(opts.data, 'ground-truth.jsonl'), 'utf8')
+const truthFile = path.join(opts.data, 'ground-truth.jsonl');
+if (!existsSync(truthFile)) {
+  program.error(
+    `${truthFile} not found: --data must name the WCXB dev split (https://github.com/Murrough-Foley/web-content-extraction-benchmark)`,
+  );
+}
+const truth = readFileSync(truthFile, 'utf8')
   .split('\n')
   .filter((line) => line.trim() !== '')
   .map((line) => JSON.parse(line) as GroundTruth)

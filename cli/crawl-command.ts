@@ -1,11 +1,15 @@
 /** `gleaner crawl <url...>`: validate, start `crawlWorkflow`, optionally wait with progress. */
 import { randomBytes } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { setMaxListeners } from 'node:events';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
-import { crawlWorkflowId, QUEUE_KINDS, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { QUEUE_KINDS } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
+import { LOG_FILE } from '../infra/logger';
 import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
+import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import type { CrawlSummary } from '../workflows/messages';
+import { type FailureGroup, failuresByReason, formatFailures } from './crawl-report';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
 import { watchProgress } from './progress';
 
@@ -64,6 +68,8 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
 export async function runCrawlCommand(urls: string[], options: CrawlCommandOptions): Promise<void> {
   const spec = buildSpec(urls, options);
   const configured = Boolean(process.env.TEMPORAL_ADDRESS);
+  // With TEMPORAL_ADDRESS set the workers run elsewhere unless --local-workers asks for them here;
+  // on the embedded default they run here unless --no-local-workers.
   const localWorkers = options.localWorkers ?? !configured;
   let runtime: Runtime | undefined;
   try {
@@ -75,17 +81,19 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
         'note: the embedded default runs its workers in this process, so the crawl runs to the end here\n',
       );
     }
-    const workflowId = crawlWorkflowId(spec.crawlId);
-    const handle = await runtime.client.workflow
-      .start(WORKFLOW_TYPES.crawl, { taskQueue: TASK_QUEUES.crawl, workflowId, args: [spec] })
-      .catch((error: unknown) => {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new UsageError(`a crawl with id ${spec.crawlId} already exists`);
-        }
-        throw error;
-      });
+    const { handle, workflowId, resumed } = await startCrawl(runtime.client, runtime.db, spec, {
+      resumeOpen: true,
+    }).catch((error: unknown) => {
+      if (error instanceof CrawlIdTakenError) throw new UsageError(error.message);
+      throw error;
+    });
     if (!options.json) {
-      process.stderr.write(`crawl ${spec.crawlId} started (workflow ${workflowId})\n`);
+      process.stderr.write(
+        resumed
+          ? `crawl ${spec.crawlId} is still open: resuming it where it stopped (its original settings apply)\n`
+          : `crawl ${spec.crawlId} started (workflow ${workflowId})\n`,
+      );
+      if (LOG_FILE) process.stderr.write(`log file: ${LOG_FILE} (--verbose shows the logs here)\n`);
       if (runtime.temporalUiUrl) {
         process.stderr.write(
           `watch it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/workflows/${encodeURIComponent(workflowId)}\n`,
@@ -94,49 +102,73 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
     }
     if (!wait) {
       if (options.json)
-        process.stdout.write(`${JSON.stringify({ crawlId: spec.crawlId, workflowId, status: 'started' })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ crawlId: spec.crawlId, workflowId, status: resumed ? 'resumed' : 'started' })}\n`,
+        );
       return;
     }
-    // Cancels the result long-poll and progress queries before the runtime closes the connection
-    // and stops an embedded Temporal: a call still open then would fail as UNAVAILABLE, and the
-    // client's retry would fire on the closed channel and throw outside any promise.
-    const calls = new AbortController();
-    const client = runtime.client;
-    const stopWatching = watchProgress(client, spec.crawlId, {
-      quiet: options.json === true,
-      signal: calls.signal,
-    });
-    let summary: CrawlSummary;
-    try {
-      const outcome = await Promise.race([
-        client
-          .withAbortSignal(calls.signal, () => handle.result())
-          .then((result) => ({ summary: result as CrawlSummary })),
-        interrupted().then((signal) => ({ signal })),
-      ]);
-      if ('signal' in outcome) {
-        throw new InterruptedError(
-          `interrupted (${outcome.signal}); crawl ${spec.crawlId} is saved and resumes whenever workers run here again ` +
-            '(`gleaner dev`, or the next `gleaner crawl`); `gleaner status ' +
-            `${spec.crawlId}\` shows where it is`,
-        );
-      }
-      summary = outcome.summary;
-    } finally {
-      stopWatching();
-      calls.abort();
-    }
-    printSummary(summary, options.json === true);
-    if (!options.json && runtime.embedded.database && !runtime.embedded.attached) {
-      process.stdout.write(
-        `  stored in ${gleanerHome()}/pgdata; run \`npx gleaner dev\` for a psql URL and Temporal Web, or see the README's SQL examples\n`,
-      );
-    }
-    if (summary.status === 'failed')
-      throw new CrawlFailedError(`crawl ${spec.crawlId} failed: ${summary.failureReason}`);
+    await followCrawl(runtime, handle, spec.crawlId, options.json === true);
   } finally {
     await runtime?.close();
   }
+}
+
+/**
+ * Waits for a crawl with live progress, prints its summary, and turns Ctrl-C into a clean stop
+ * that says how to continue. Shared by `gleaner crawl --wait` and `gleaner resume`.
+ */
+export async function followCrawl(
+  runtime: Runtime,
+  handle: WorkflowHandle,
+  crawlId: string,
+  json: boolean,
+): Promise<void> {
+  // Cancels the result long-poll and progress queries before the runtime closes the connection
+  // and stops an embedded Temporal: a call still open then would fail as UNAVAILABLE, and the
+  // client's retry would fire on the closed channel and throw outside any promise.
+  const calls = new AbortController();
+  // Every progress query and the result long-poll listen on this one signal: one per live origin.
+  setMaxListeners(0, calls.signal);
+  const client = runtime.client;
+  // Progress queries go over their own connection without the SDK's retry interceptor: a failed poll
+  // is simply skipped, and no retry timer (which an abort does not clear) can fire on a closed channel.
+  const progressConnection = json
+    ? undefined
+    : await Connection.connect({ address: runtime.temporalAddress, interceptors: [] });
+  const progressClient = progressConnection
+    ? new Client({ connection: progressConnection, namespace: runtime.namespace })
+    : client;
+  const stopWatching = watchProgress(progressClient, crawlId, { quiet: json, signal: calls.signal });
+  let summary: CrawlSummary;
+  try {
+    const outcome = await Promise.race([
+      client
+        .withAbortSignal(calls.signal, () => handle.result())
+        .then((result) => ({ summary: result as CrawlSummary })),
+      interrupted().then((signal) => ({ signal })),
+    ]);
+    if ('signal' in outcome) {
+      throw new InterruptedError(
+        `interrupted (${outcome.signal}); crawl ${crawlId} is saved: \`gleaner resume ${crawlId}\` ` +
+          `(or the same \`gleaner crawl --crawl-id ${crawlId} …\`) continues it, \`gleaner status ${crawlId}\` shows where it is`,
+      );
+    }
+    summary = outcome.summary;
+  } finally {
+    stopWatching();
+    calls.abort();
+    await progressConnection?.close();
+  }
+  // Failures by reason with sample URLs come from the fetch log, not the workflow (history stays small).
+  const failures = await failuresByReason(runtime.db, crawlId).catch(() => []);
+  printSummary(summary, failures, json);
+  if (!json && runtime.embedded.database && !runtime.embedded.attached) {
+    process.stdout.write(
+      `  stored in ${gleanerHome()}/pgdata; run \`npx gleaner dev\` for a psql URL and Temporal Web, or see the README's SQL examples\n`,
+    );
+  }
+  if (summary.status === 'failed')
+    throw new CrawlFailedError(`crawl ${crawlId} failed: ${summary.failureReason}`);
 }
 
 /** Ctrl-C or SIGTERM while waiting: stop cleanly (workers, Temporal, the store) instead of dying. */
@@ -146,9 +178,9 @@ export function interrupted(): Promise<NodeJS.Signals> {
   });
 }
 
-export function printSummary(summary: CrawlSummary, json: boolean): void {
+export function printSummary(summary: CrawlSummary, failures: FailureGroup[], json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...summary, failures })}\n`);
     return;
   }
   const seconds = (summary.durationMs / 1000).toFixed(1);
@@ -160,8 +192,10 @@ export function printSummary(summary: CrawlSummary, json: boolean): void {
       `  links           ${summary.links}`,
       `  errors          ${summary.errors}`,
       `  robots-blocked  ${summary.robotsBlocked}`,
+      ...(summary.unreachable ? [`  unreachable     ${summary.unreachable}`] : []),
       `  origins         ${summary.origins}`,
       ...(summary.droppedByBudget > 0 ? [`  left by --max-pages ${summary.droppedByBudget}`] : []),
+      ...formatFailures(failures),
       '',
     ].join('\n'),
   );

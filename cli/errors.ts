@@ -13,6 +13,7 @@ const USER_FACING = new Set([
   'CrawlFailedError',
   'InterruptedError',
   'EmbeddingSetupError',
+  'CrawlIdTakenError',
 ]);
 
 export function isUserFacing(error: unknown): boolean {

@@ -11,6 +11,7 @@ import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
+import { runResumeCommand } from './resume-command';
 import { runRobotsCommand } from './robots-command';
 import { registerScheduleCommand } from './schedule-command';
 import { runSearchCommand } from './search-command';
@@ -22,6 +23,8 @@ const program = new Command('gleaner')
     'A polite, durable web crawler that turns websites into a RAG corpus, on Temporal and Postgres.',
   )
   .version('0.1.0')
+  // Handled by bin/gleaner.js (it decides where logs go before anything is loaded); listed for --help.
+  .option('--verbose', 'JSON logs on stderr instead of the log file under GLEANER_HOME')
   .showHelpAfterError('(run with --help for usage)')
   // Before the subcommands are added, so they inherit it: usage errors exit 2, not 1.
   .exitOverride();
@@ -79,6 +82,7 @@ program
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')
+  .option('--local-workers', 'run workers in this process even with TEMPORAL_ADDRESS set')
   .option('--no-local-workers', 'do not run workers in this process (they run elsewhere)')
   .action(async (urls: string[], options) => runCrawlCommand(urls, options));
 
@@ -148,7 +152,19 @@ program
   .option('--json', 'print one JSON document with the hits')
   .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
 
-for (const action of ['pause', 'resume', 'cancel'] as const) {
+program
+  .command('resume')
+  .description(
+    'continue a crawl: lift a pause, and on the embedded default run its workers here until it ends',
+  )
+  .argument('<crawlId>')
+  .option('--origin <origin>', 'only lift the pause of this origin (scheme://host:port)')
+  .option('--json', 'print one JSON summary on stdout when the crawl ends')
+  .option('--local-workers', 'run workers in this process even with TEMPORAL_ADDRESS set')
+  .option('--no-local-workers', 'only send the resume signal; workers run elsewhere')
+  .action(async (crawlId: string, options) => runResumeCommand(crawlId, options));
+
+for (const action of ['pause', 'cancel'] as const) {
   program
     .command(action)
     .description(`${action} a running crawl, or one of its origins`)

@@ -47,6 +47,8 @@ export function watchProgress(
     );
     if (stopped) return;
     const rows = live.filter((row): row is OriginProgress => row !== undefined);
+    // A query that failed (a busy worker) would show its origin as empty: skip this round instead.
+    if (rows.length < live.length) return;
     if (tty) draw(progress, rows);
     else if (Date.now() - lastPlain >= PLAIN_EVERY_MS) {
       lastPlain = Date.now();

@@ -14,6 +14,7 @@ import {
   disallowAll,
   evaluate,
   parseRobots,
+  ROBOTS_MAX_BYTES,
   type RobotsFile,
   type RobotsVerdict,
   sitemaps,
@@ -119,6 +120,9 @@ async function fetchRobots(origin: string, userAgent: string, allowHosts: string
     userAgent,
     allowHosts,
     allowedContentTypes: ROBOTS_CONTENT_TYPES,
+    // As the crawler reads it (RFC 9309 §2.5): the first 500 KiB of a longer file are parsed.
+    maxBodyBytes: ROBOTS_MAX_BYTES,
+    truncateBody: true,
   });
   return { robotsUrl, ...robotsFromFetch(result) };
 }

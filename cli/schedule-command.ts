@@ -31,6 +31,7 @@ import {
 import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
 import type { CrawlSummary } from '../workflows/messages';
 import { buildSpec, type CrawlCommandOptions, interrupted, printSummary } from './crawl-command';
+import { failuresByReason } from './crawl-report';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
 import { watchProgress } from './progress';
 
@@ -322,7 +323,8 @@ async function runTrigger(id: string, options: TriggerOptions): Promise<void> {
     }
     if (!options.json) process.stderr.write(`schedule ${id} started crawl ${started.crawlId}\n`);
     const summary = await waitForSummary(runtime, started.crawlId, started.workflowId, options.json === true);
-    printSummary(summary, options.json === true);
+    const failures = await failuresByReason(runtime.db, started.crawlId).catch(() => []);
+    printSummary(summary, failures, options.json === true);
     if (summary.status === 'failed') {
       throw new CrawlFailedError(`crawl ${started.crawlId} failed: ${summary.failureReason}`);
     }

@@ -1,31 +1,38 @@
-/** `gleaner status <crawlId>`: live progress while running, the summary once finished. */
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { crawlWorkflowId } from '../domain/temporal-names';
-import { openRuntime } from '../infra/runtime';
-import { crawlProgressQuery } from '../workflows/messages';
+/**
+ * `gleaner status <crawlId> [--json]`: answered from the store alone (no Temporal, no workers), so
+ * it is immediate even when no process is working on the crawl. While an embedded crawl runs, it
+ * reads through that process's socket.
+ */
+import { openStore } from '../infra/runtime';
+import { formatFailures, readCrawlReport } from './crawl-report';
 import { UsageError } from './errors';
 
 export async function runStatusCommand(crawlId: string, options: { json?: boolean }): Promise<void> {
-  const runtime = await openRuntime({});
+  const store = await openStore();
   try {
-    const handle = runtime.client.workflow.getHandle(crawlWorkflowId(crawlId));
-    const description = await handle.describe().catch((error: unknown) => {
-      if (error instanceof WorkflowNotFoundError) throw new UsageError(`no crawl with id ${crawlId}`);
-      throw error;
-    });
-    const status = description.status.name;
-    const report =
-      status === 'RUNNING'
-        ? { crawlId, status, progress: await handle.query(crawlProgressQuery) }
-        : status === 'COMPLETED'
-          ? { crawlId, status, summary: await handle.result() }
-          : { crawlId, status };
+    const report = await readCrawlReport(store.db, crawlId);
+    if (!report) throw new UsageError(`no crawl with id ${crawlId}`);
     if (options.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
       return;
     }
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    const open = report.status === 'running';
+    const lines = [
+      `crawl ${crawlId}: ${open ? 'open' : report.status}`,
+      `  seeds           ${report.seeds.join(' ')}`,
+      `  started         ${report.startedAt}${report.finishedAt ? `, finished ${report.finishedAt}` : ''}`,
+      `  pages fetched   ${report.pagesFetched}`,
+      `  pages indexed   ${report.pagesIndexed}`,
+      `  URLs discovered ${report.urlsDiscovered}`,
+      ...formatFailures(report.failures),
+    ];
+    if (open) {
+      lines.push(
+        `  if no gleaner process is working on it, \`gleaner resume ${crawlId}\` continues it where it stopped`,
+      );
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
-    await runtime.close();
+    await store.close();
   }
 }

@@ -32,11 +32,13 @@ export interface LockInfo {
   temporalAddress?: string;
   temporalUiUrl?: string;
   apiUrl?: string;
+  /** The embedded Temporal dev server this process started, so a successor can stop an orphan. */
+  temporalPid?: number;
   /** True while the holder serves others (`gleaner dev`): later processes attach instead of failing. */
   serving?: boolean;
 }
 
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -46,9 +48,14 @@ function processAlive(pid: number): boolean {
 }
 
 export function readLock(lockFile: string): LockInfo | undefined {
+  const info = readLockFile(lockFile);
+  return info && processAlive(info.pid) ? info : undefined;
+}
+
+/** The lock file's record whether or not its process still lives (a stale lock says what it left). */
+export function readLockFile(lockFile: string): LockInfo | undefined {
   try {
-    const info = JSON.parse(readFileSync(lockFile, 'utf8')) as LockInfo;
-    return processAlive(info.pid) ? info : undefined;
+    return JSON.parse(readFileSync(lockFile, 'utf8')) as LockInfo;
   } catch {
     return undefined;
   }

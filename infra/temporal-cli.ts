@@ -172,9 +172,11 @@ export async function startTemporalDevServer(
   const closed = new Promise((done) => child.once('close', done));
   const logText = () => (opts.logFile ? fileTail(opts.logFile) : tail.text());
 
-  // A crashed parent must not leave an orphan holding the port and the SQLite file.
+  // A crashed parent must not leave an orphan holding the port and the SQLite file. The exit
+  // hook covers a normal exit; the watchdog covers SIGKILL and OOM kills, which run no hook.
   const killOnExit = () => child.kill('SIGKILL');
   process.on('exit', killOnExit);
+  if (child.pid !== undefined) startParentWatchdog(child.pid);
 
   const spawnError = new Promise<Error>((done) => child.once('error', done));
   const address = `${host}:${port}`;
@@ -212,6 +214,29 @@ export async function startTemporalDevServer(
       process.off('exit', killOnExit);
     },
   };
+}
+
+/**
+ * A detached shell that stops the server's process group once this process is gone (checked every
+ * second), and exits by itself when the server does. Node has no parent-death signal, and the
+ * server runs in its own group so that a terminal's Ctrl-C reaches our orderly shutdown first.
+ */
+function startParentWatchdog(serverPid: number): void {
+  const script =
+    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; ' +
+    'kill -0 "$2" 2>/dev/null || exit 0; kill -s TERM -- "-$2" 2>/dev/null; ' +
+    'for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$2" 2>/dev/null || exit 0; sleep 1; done; ' +
+    'kill -s KILL -- "-$2" 2>/dev/null';
+  const watchdog = spawn(
+    '/bin/sh',
+    ['-c', script, 'gleaner-watchdog', String(process.pid), String(serverPid)],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
+  watchdog.on('error', () => {});
+  watchdog.unref();
 }
 
 async function waitUntilReady(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start: crawl on the embedded default. With no argument it serves the bundled skopt-0.9
-# documentation (156 pages, ../shared/sites) on 127.0.0.1, crawls and indexes it, and searches it;
+# documentation (156 pages, fixtures/sites) on 127.0.0.1, crawls and indexes it, and searches it;
 # with URLs it crawls those. Extra flags after the URLs go to `gleaner crawl` (e.g. --max-pages 50).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

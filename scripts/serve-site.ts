@@ -1,5 +1,5 @@
 /**
- * Serves a bundled documentation site (../shared/sites/<name>.tar.gz) on 127.0.0.1 for a manual
+ * Serves a bundled documentation site (fixtures/sites/<name>.tar.gz) on 127.0.0.1 for a manual
  * or quick-start crawl: `npx tsx scripts/serve-site.ts skopt-0.9 [port]`. Prints the URL.
  */
 import { serveSite } from '../test/helpers/site-server';

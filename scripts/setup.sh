@@ -5,7 +5,8 @@
 # the git-ignored .tools/. Idempotent: a second run only checks stamps and takes well under a second.
 set -euo pipefail
 # onnxruntime-node's postinstall would download CUDA libraries from NuGet, which these machines
-# cannot reach; the CPU binaries are already in the package (.npmrc carries the same setting).
+# cannot reach; the CPU binaries are already in the package. package.json's allowScripts denies that
+# script on an npm that knows allowScripts (11.19 does); the variable does the same for older npm.
 export ONNXRUNTIME_NODE_INSTALL=skip
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -99,13 +100,10 @@ setup_npm() {
   local stamp="$ROOT/node_modules/.package-lock.json"
   if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ]; then
     log "running npm ci"
-    if ! (cd "$ROOT" && npm ci --no-audit --no-fund); then
-      # The registry reachable here serves only the linux-x64 builds of packages such as
-      # @biomejs/cli-*, so the lock has no entries for other platforms and npm ci calls it
-      # out of sync. npm install --no-save installs the same locked versions, lock untouched.
-      log "npm ci failed; retrying with npm install --no-save (package-lock.json is not modified)"
-      (cd "$ROOT" && npm install --no-audit --no-fund --no-save) || die "npm install failed"
-    fi
+    # The lock records every platform's optional packages (@biomejs/cli-*, @swc/core-*, ...), so
+    # npm ci installs exactly the locked tree on any machine; it never rewrites the lock.
+    (cd "$ROOT" && npm ci --no-audit --no-fund) ||
+      die "npm ci failed (see npm's message above). Check that the npm registry is reachable (npm config get registry) and that package-lock.json matches package.json; after changing dependencies run npm install to refresh the lock"
   else
     log "node_modules up to date"
   fi

@@ -48,12 +48,18 @@ export function installTemporalRuntime(): void {
   Runtime.install({
     logger: new DefaultLogger(level, (entry) => {
       const { message, meta } = entry;
-      const fields = meta ?? {};
+      // Workers for the activity queues carry no workflows by design; the SDK warns about it once each.
+      if (message.startsWith('No workflows registered')) return;
+      // Task tokens are opaque binary blobs that only bloat the line.
+      const { taskToken: _token, ...fields } = (meta ?? {}) as Record<string, unknown>;
       if (entry.level === 'ERROR') sdkLog.error(fields, message);
       else if (entry.level === 'WARN') sdkLog.warn(fields, message);
       else if (entry.level === 'INFO') sdkLog.info(fields, message);
       else sdkLog.debug(fields, message);
     }),
+    // The Rust core prints its own warnings (e.g. slow workflow tasks) straight to stderr unless
+    // forwarded; forwarded, they land in the same pino log as everything else.
+    telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
   });
 }
 

@@ -304,6 +304,7 @@ function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
     errors: totals.errors,
     skipped: totals.skipped,
     robotsBlocked: totals.robotsBlocked,
+    ...(totals.unreachable ? { unreachable: totals.unreachable } : {}),
     noindex: totals.noindex ?? 0,
     throttled: totals.throttled ?? 0,
     circuitOpens: totals.circuitOpens ?? 0,

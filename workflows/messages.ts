@@ -19,6 +19,8 @@ export interface OriginStats {
   bytes: number;
   notModified: number;
   robotsBlocked: number;
+  /** URLs left unfetched because the origin could not be reached (its robots.txt unreachable). */
+  unreachable?: number;
   /** 429/5xx answers that paused the origin and were retried. */
   throttled?: number;
   /** URLs left unfetched because the origin was stopped (repeated 403, cancel). */
@@ -104,6 +106,8 @@ export interface CrawlSummary {
   /** Responses that were not HTML pages. */
   skipped: number;
   robotsBlocked: number;
+  /** URLs never fetched because their origin was unreachable (not counted as robots-blocked). */
+  unreachable?: number;
   /** Pages stored but not indexed because they said noindex. */
   noindex: number;
   /** 429/5xx answers after which the origin paused and retried. */

@@ -80,6 +80,9 @@ export interface OriginWorkflowInput {
   startPaused?: boolean;
 }
 
+/** Counters a denied origin's unfetched URLs can go to. */
+type DenialCounter = 'robotsBlocked' | 'droppedByStop' | 'unreachable';
+
 export interface OriginState extends OriginHealth {
   /** A priority heap (plain data); older runs carried a plain array, converted on start. */
   frontier: Frontier | FrontierItem[];
@@ -93,6 +96,8 @@ export interface OriginState extends OriginHealth {
   crawlDelayMs?: number;
   /** Why this origin is not crawled at all (robots.txt unreachable, Crawl-delay too long). */
   deniedReason?: string;
+  /** The counter URLs sent to a denied origin go to (robotsBlocked when unset, as before). */
+  deniedAs?: DenialCounter;
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
   /** Paused by an operator (control signal): no request until resumed. */
@@ -147,7 +152,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
     if (state.deniedReason) {
       if (state.cancelled) state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + batch.items.length;
-      else state.stats.robotsBlocked += batch.items.length;
+      else {
+        const counter = state.deniedAs ?? 'robotsBlocked';
+        state.stats[counter] = (state.stats[counter] ?? 0) + batch.items.length;
+      }
       return;
     }
     if (state.budgetExhausted) {
@@ -351,7 +359,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // robots.txt was (or may have been) a request to the origin: the gap runs from here too.
     state.stats.lastFetchAtMs = Date.now();
     if (robots.source === 'unreachable-disallow-all') {
-      deny(`${robots.error ?? 'robots.txt unreachable'}; origin not crawled`);
+      // An origin that cannot be reached has not disallowed anything: its URLs count as unreachable.
+      deny(
+        `${robots.error ?? 'robots.txt unreachable'}; origin not crawled`,
+        patched('deny-unreachable-v1') ? 'unreachable' : 'robotsBlocked',
+      );
     } else if (robots.crawlDelayMs !== undefined && robots.crawlDelayMs > spec.maxCrawlDelayMs) {
       deny(
         `robots.txt asks for Crawl-delay ${robots.crawlDelayMs / 1000} s (limit ${spec.maxCrawlDelayMs / 1000} s); origin skipped`,
@@ -416,8 +428,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   }
 
   /** Stops the origin for good; what it still had queued is counted as robots-blocked or stopped. */
-  function deny(reason: string, dropped: 'robotsBlocked' | 'droppedByStop' = 'robotsBlocked'): void {
+  function deny(reason: string, dropped: DenialCounter = 'robotsBlocked'): void {
     state.deniedReason = reason;
+    if (dropped === 'unreachable') state.deniedAs = dropped;
     state.stats.errors++;
     state.stats.lastError = `${origin}: ${reason}`;
     state.stats[dropped] = (state.stats[dropped] ?? 0) + clear(frontier);

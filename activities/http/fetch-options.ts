@@ -17,6 +17,11 @@ export interface FetchPageOptions {
   maxRedirects?: number;
   /** Cap on the body, applied to the bytes on the wire and to the decompressed bytes. @default 10 MiB */
   maxBodyBytes?: number;
+  /**
+   * What a body over `maxBodyBytes` becomes: `false` a `too-large` result, `true` an `ok` result
+   * holding its first `maxBodyBytes` bytes (marked `truncated`). @default false
+   */
+  truncateBody?: boolean;
   /** Media types accepted for a 2xx body; `type/*` and `*\/*` wildcards allowed. @default ['text/html', 'application/xhtml+xml'] */
   allowedContentTypes?: readonly string[];
   /** Sent as `If-None-Match` (on every hop). */
@@ -44,6 +49,7 @@ export const DEFAULT_FETCH_OPTIONS = Object.freeze({
   bodyTimeoutMs: 30_000,
   maxRedirects: 5,
   maxBodyBytes: 10 * 1024 * 1024,
+  truncateBody: false,
   allowedContentTypes: Object.freeze(['text/html', 'application/xhtml+xml']) as readonly string[],
 });
 

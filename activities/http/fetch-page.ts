@@ -164,7 +164,7 @@ async function classify(
   }
   const limitBytes = opts.maxBodyBytes;
   const declaredLength = Number(headers['content-length'] ?? Number.NaN);
-  if (Number.isFinite(declaredLength) && declaredLength > limitBytes) {
+  if (Number.isFinite(declaredLength) && declaredLength > limitBytes && !opts.truncateBody) {
     return result({ kind: 'too-large', status, limitBytes, ...base(chain, current, extra) });
   }
 
@@ -177,6 +177,7 @@ async function classify(
         maxBodyBytes: limitBytes,
         bodyTimeoutMs: opts.bodyTimeoutMs,
         encodings,
+        truncate: opts.truncateBody,
         ...(opts.signal ? { signal: opts.signal } : {}),
       },
       progress,
@@ -197,7 +198,8 @@ async function classify(
     text: decoded.text,
     charset: decoded.charset,
     contentType: contentType ?? '',
-    ...base(chain, current, { ...extra, ...progress }),
+    ...(progress.truncated ? { truncated: true } : {}),
+    ...base(chain, current, { ...extra, wireBytes: progress.wireBytes, bytes: progress.bytes }),
   });
 }
 

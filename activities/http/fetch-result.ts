@@ -53,6 +53,8 @@ export interface FetchOk extends FetchResultBase {
   readonly charset: string;
   /** Media type without parameters, e.g. `text/html`. */
   readonly contentType: string;
+  /** Set when the body was cut at `maxBodyBytes` (with `truncateBody`). */
+  readonly truncated?: boolean;
 }
 
 export interface FetchNotModified extends FetchResultBase {

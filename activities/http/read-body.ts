@@ -12,6 +12,8 @@ import { BodyTooLargeError, FetchTimeoutError } from './errors.ts';
 export interface BodyProgress {
   wireBytes: number;
   bytes: number;
+  /** Set when reading stopped at the cap and the body was kept cut (`truncate`). */
+  truncated?: boolean;
 }
 
 export interface ReadBodyOptions {
@@ -20,7 +22,12 @@ export interface ReadBodyOptions {
   /** Content codings in the order the server applied them (as listed in Content-Encoding). */
   readonly encodings: readonly string[];
   readonly signal?: AbortSignal;
+  /** Keep the first `maxBodyBytes` decoded bytes instead of failing with `BodyTooLargeError`. */
+  readonly truncate?: boolean;
 }
+
+/** Stops the pipeline once a truncated body is complete; never leaves readBody. */
+class BodyCut extends Error {}
 
 const SUPPORTED_ENCODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
 
@@ -120,20 +127,28 @@ export async function readBody(
   signal?.addEventListener('abort', onAbort, { once: true });
 
   const chunks: Buffer[] = [];
+  const overCap = () => (options.truncate ? new BodyCut() : new BodyTooLargeError(maxBodyBytes));
   const wireCounter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       progress.wireBytes += chunk.length;
-      if (progress.wireBytes > maxBodyBytes) callback(new BodyTooLargeError(maxBodyBytes));
+      // Truncating, the wire cap only bounds reading; the decoded bytes are cut in the sink.
+      if (progress.wireBytes > maxBodyBytes && !options.truncate) callback(overCap());
+      else if (progress.wireBytes > 2 * maxBodyBytes) callback(overCap());
       else callback(null, chunk);
     },
   });
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      progress.bytes += chunk.length;
-      if (progress.bytes > maxBodyBytes) {
-        callback(new BodyTooLargeError(maxBodyBytes));
+      const room = maxBodyBytes - progress.bytes;
+      if (chunk.length > room) {
+        if (options.truncate && room > 0) {
+          chunks.push(chunk.subarray(0, room));
+          progress.bytes += room;
+        } else if (!options.truncate) progress.bytes += chunk.length;
+        callback(overCap());
         return;
       }
+      progress.bytes += chunk.length;
       chunks.push(chunk);
       callback();
     },
@@ -143,6 +158,10 @@ export async function readBody(
   try {
     await pipeline([source, wireCounter, ...decoders, sink]);
   } catch (err) {
+    if (failure === undefined && err instanceof BodyCut) {
+      progress.truncated = true;
+      return Buffer.concat(chunks);
+    }
     throw failure ?? err;
   } finally {
     clearTimeout(timer);

@@ -3,12 +3,13 @@
  * `crawls` table), progress (`GET /crawls/:id`, the workflow's `progress` query while it runs,
  * the stored summary once it has finished) and operator control (pause, resume, cancel).
  */
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { buildSpec, type CrawlCommandOptions } from '../../cli/crawl-command';
 import type { Database } from '../../db/database';
 import { CRAWL_ID_PATTERN, InvalidCrawlSpecError } from '../../domain/crawl-spec';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { crawlWorkflowId } from '../../domain/temporal-names';
+import { CrawlIdTakenError, startCrawl } from '../../infra/start-crawl';
 import { type ControlCommand, controlSignal, crawlProgressQuery } from '../../workflows/messages';
 import { ApiError, badRequest, errorResponses, notFound } from '../errors';
 import { parseOrigin } from './graph-routes';
@@ -170,17 +171,11 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
     },
     async (request, reply) => {
       const spec = specFromBody(request.body);
-      const workflowId = crawlWorkflowId(spec.crawlId);
-      await withTemporal((client) =>
-        client.workflow.start(WORKFLOW_TYPES.crawl, {
-          taskQueue: TASK_QUEUES.crawl,
-          workflowId,
-          args: [spec],
-        }),
+      // A finished crawl's id is refused, never started again over its record.
+      const { workflowId } = await withTemporal((client) =>
+        startCrawl(client, db, spec, { resumeOpen: false }),
       ).catch((error: unknown) => {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new ApiError(409, `a crawl with id ${spec.crawlId} already exists`);
-        }
+        if (error instanceof CrawlIdTakenError) throw new ApiError(409, error.message);
         throw error;
       });
       request.log.info({ crawlId: spec.crawlId, seeds: spec.seeds.length }, 'crawl started');

@@ -1,7 +1,11 @@
-/** `GET /pages/:id`: one stored page with its extraction, chunk count and links both ways. */
+/**
+ * `GET /pages/:id` and `GET /pages?url=`: one stored page with its extraction, chunk count and
+ * links both ways, by row id or by URL (canonicalised as the crawler stores it).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
-import { errorResponses, notFound } from '../errors';
+import { canonicalizeUrl } from '../../domain/url';
+import { badRequest, errorResponses, notFound } from '../errors';
 
 interface PageRow {
   id: number;
@@ -117,10 +121,49 @@ export function registerPageRoutes(app: FastifyInstance, db: Database): void {
       },
     },
     async (request) => {
-      const { id } = request.params;
       const { links: linkLimit, markdown: withMarkdown } = request.query;
-      const { rows } = await db.query<PageRow>(
-        `SELECT p.id, p.url, p.final_url, p.origin, p.crawl_id, p.depth, p.status, p.content_type, p.title,
+      return loadPage(request.params.id, linkLimit, withMarkdown);
+    },
+  );
+
+  app.get<{ Querystring: { url: string; links: number; markdown: boolean } }>(
+    '/pages',
+    {
+      config: { access: 'read' },
+      schema: {
+        summary: 'A stored page looked up by its URL (the same answer as /pages/:id)',
+        tags: ['corpus'],
+        querystring: {
+          type: 'object',
+          required: ['url'],
+          additionalProperties: false,
+          properties: {
+            url: { type: 'string', minLength: 1, maxLength: 8192, description: 'the page URL' },
+            links: { type: 'integer', minimum: 0, maximum: 1000, default: 100 },
+            markdown: { type: 'boolean', default: true },
+          },
+        },
+        response: { 200: pageSchema, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { url, links: linkLimit, markdown: withMarkdown } = request.query;
+      const canonical = canonicalizeUrl(url);
+      if (!canonical) throw badRequest(`not a valid http(s) URL: ${url}`);
+      // A redirected page is stored under the URL that was asked for; its final URL finds it too.
+      const { rows } = await db.query<{ id: number }>(
+        'SELECT id FROM pages WHERE url = $1 UNION ALL SELECT id FROM pages WHERE final_url = $1 LIMIT 1',
+        [canonical],
+      );
+      const id = rows[0]?.id;
+      if (id === undefined) throw notFound(`no page stored for ${canonical}`);
+      return loadPage(Number(id), linkLimit, withMarkdown);
+    },
+  );
+
+  async function loadPage(id: number, linkLimit: number, withMarkdown: boolean) {
+    const { rows } = await db.query<PageRow>(
+      `SELECT p.id, p.url, p.final_url, p.origin, p.crawl_id, p.depth, p.status, p.content_type, p.title,
                 p.language, p.word_count, p.extract_strategy, p.extract_confidence, p.metadata,
                 CASE WHEN $2 THEN p.markdown END AS markdown, p.noindex, p.content_hash, p.body_bytes,
                 p.fetched_at, p.indexed_at, p.extracted_at,
@@ -130,49 +173,48 @@ export function registerPageRoutes(app: FastifyInstance, db: Database): void {
                 (SELECT count(*)::int FROM links l WHERE l.from_page_id = p.id) AS out_count,
                 (SELECT count(*)::int FROM links l WHERE l.to_url = p.url) AS in_count
          FROM pages p WHERE p.id = $1`,
-        [id, withMarkdown],
-      );
-      const page = rows[0];
-      if (!page) throw notFound(`no page with id ${id}`);
-      const outgoing = await db.query<LinkRow>(
-        `SELECT l.to_url AS url, t.id AS page_id, t.title, l.anchor_text, l.nofollow, l.rel
+      [id, withMarkdown],
+    );
+    const page = rows[0];
+    if (!page) throw notFound(`no page with id ${id}`);
+    const outgoing = await db.query<LinkRow>(
+      `SELECT l.to_url AS url, t.id AS page_id, t.title, l.anchor_text, l.nofollow, l.rel
          FROM links l LEFT JOIN pages t ON t.url = l.to_url
          WHERE l.from_page_id = $1 ORDER BY l.to_url, l.anchor_text LIMIT $2`,
-        [id, linkLimit],
-      );
-      const incoming = await db.query<LinkRow>(
-        `SELECT f.url, f.id AS page_id, f.title, l.anchor_text, l.nofollow, l.rel
+      [id, linkLimit],
+    );
+    const incoming = await db.query<LinkRow>(
+      `SELECT f.url, f.id AS page_id, f.title, l.anchor_text, l.nofollow, l.rel
          FROM links l JOIN pages f ON f.id = l.from_page_id
          WHERE l.to_url = $1 ORDER BY f.url, l.anchor_text LIMIT $2`,
-        [page.url, linkLimit],
-      );
-      return {
-        id: page.id,
-        url: page.url,
-        finalUrl: page.final_url,
-        origin: page.origin,
-        crawlId: page.crawl_id,
-        depth: page.depth,
-        status: page.status,
-        contentType: page.content_type,
-        title: page.title,
-        language: page.language,
-        wordCount: page.word_count,
-        noindex: page.noindex,
-        contentHash: page.content_hash,
-        bodyBytes: page.body_bytes,
-        fetchedAt: iso(page.fetched_at),
-        indexedAt: iso(page.indexed_at),
-        extractedAt: iso(page.extracted_at),
-        extraction: { strategy: page.extract_strategy, confidence: page.extract_confidence },
-        metadata: page.metadata,
-        markdown: page.markdown,
-        chunks: { count: page.chunk_count, embedded: page.embedded_count },
-        outgoingLinks: { total: page.out_count, items: outgoing.rows.map(toLink) },
-        incomingLinks: { total: page.in_count, items: incoming.rows.map(toLink) },
-      };
-    },
-  );
+      [page.url, linkLimit],
+    );
+    return {
+      id: page.id,
+      url: page.url,
+      finalUrl: page.final_url,
+      origin: page.origin,
+      crawlId: page.crawl_id,
+      depth: page.depth,
+      status: page.status,
+      contentType: page.content_type,
+      title: page.title,
+      language: page.language,
+      wordCount: page.word_count,
+      noindex: page.noindex,
+      contentHash: page.content_hash,
+      bodyBytes: page.body_bytes,
+      fetchedAt: iso(page.fetched_at),
+      indexedAt: iso(page.indexed_at),
+      extractedAt: iso(page.extracted_at),
+      extraction: { strategy: page.extract_strategy, confidence: page.extract_confidence },
+      metadata: page.metadata,
+      markdown: page.markdown,
+      chunks: { count: page.chunk_count, embedded: page.embedded_count },
+      outgoingLinks: { total: page.out_count, items: outgoing.rows.map(toLink) },
+      incomingLinks: { total: page.in_count, items: incoming.rows.map(toLink) },
+    };
+  }
 }
 
 interface LinkRow {

@@ -179,6 +179,16 @@ describe('starting and watching a crawl', () => {
     });
     expect(list.body.total).toBeGreaterThanOrEqual(1);
     expect((await call('/crawls?status=failed')).body).toMatchObject({ total: 0, crawls: [] });
+
+    // A finished crawl's id is refused too, and its record stays as it was.
+    const reused = await postJson('/crawls', { seeds: [site.url], crawlId: CRAWL_ID });
+    expectPlainError(reused, 409);
+    expect(JSON.stringify(reused.body)).toMatch(/already finished \(completed\)/);
+    const after = await call<{ status: string; summary: Record<string, number> | null }>(
+      `/crawls/${CRAWL_ID}`,
+    );
+    expect(after.body.status).toBe('completed');
+    expect(after.body.summary?.pagesFetched).toBe(MAX_PAGES);
   }, 300_000);
 
   it('answers 404 for unknown crawls and 400 for malformed ids', async () => {
@@ -215,6 +225,15 @@ describe('reading the corpus', () => {
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ id: page?.id, url: page?.url, crawlId: CRAWL_ID });
     expect(result.body.title).toContain('scikit-optimize');
+    // The same page by URL (canonicalised: the fragment is dropped); unknown and malformed URLs fail plainly.
+    const byUrl = await call<{ id: number; url: string }>(
+      `/pages?url=${encodeURIComponent(`${page?.url}#top`)}&markdown=false`,
+    );
+    expect(byUrl.status).toBe(200);
+    expect(byUrl.body).toMatchObject({ id: page?.id, url: page?.url });
+    expectPlainError(await call(`/pages?url=${encodeURIComponent(`${site.origin}/no-such-page.html`)}`), 404);
+    expectPlainError(await call('/pages?url=not%20a%20url'), 400);
+    expectPlainError(await call('/pages'), 400);
     const outCount = await stack.db.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM links WHERE from_page_id = $1',
       [page?.id ?? 0],
@@ -439,6 +458,7 @@ describe('operations', () => {
         '/graph',
         '/healthz',
         '/metrics',
+        '/pages',
         '/pages/{id}',
         '/schedules',
         '/schedules/{id}',

@@ -62,7 +62,24 @@ describe('gleaner crawl on the embedded default', () => {
     // The first crawl is still known to the same Temporal state and the same database.
     const status = await runGleaner(['status', summary.crawlId, '--json'], { GLEANER_HOME: home });
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'COMPLETED', summary: { pagesFetched: 6 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      status: 'completed',
+      pagesFetched: 6,
+      pagesIndexed: 6,
+      failures: [],
+      summary: { pagesFetched: 6 },
+    });
+    const human = await runGleaner(['status', summary.crawlId], { GLEANER_HOME: home });
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^crawl ${summary.crawlId}: completed\\n`));
+    expect(human.stdout).toMatch(/pages indexed\s+6\n/);
+
+    // A finished id is never started again: exit 2 with the reason, the record untouched.
+    const reused = await runGleaner([...crawlArgs(), '--crawl-id', summary.crawlId], { GLEANER_HOME: home });
+    expect(reused.code, reused.stderr).toBe(2);
+    expect(lastLine(reused.stderr)).toMatch(
+      /already finished \(completed\); a finished crawl is never overwritten/,
+    );
 
     // Nothing configured, the corpus searchable by meaning: the page titled "Page 3 …" is found.
     const search = await runGleaner(['search', 'page 3', '--k', '3', '--json'], { GLEANER_HOME: home });
@@ -141,12 +158,12 @@ describe('gleaner crawl on the embedded default', () => {
           'the rest',
         );
         let status = { status: '' } as { status: string; summary?: { pagesFetched: number } };
-        for (let i = 0; i < 60 && status.status !== 'COMPLETED'; i++) {
+        for (let i = 0; i < 60 && status.status !== 'completed'; i++) {
           const result = await runGleaner(['status', 'interrupted', '--json'], env);
           if (result.code === 0) status = JSON.parse(result.stdout);
-          if (status.status !== 'COMPLETED') await new Promise((resolve) => setTimeout(resolve, 1_000));
+          if (status.status !== 'completed') await new Promise((resolve) => setTimeout(resolve, 1_000));
         }
-        expect(status).toMatchObject({ status: 'COMPLETED', summary: { pagesFetched: 12 } });
+        expect(status).toMatchObject({ status: 'completed', summary: { pagesFetched: 12 } });
         // Every page exactly once across the interruption.
         const pages = slow.log.filter((entry) => !isProtocolFile(entry.path)).map((entry) => entry.path);
         expect(new Set(pages).size).toBe(pages.length);

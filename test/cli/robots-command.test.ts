@@ -173,6 +173,25 @@ describe('gleaner robots fetching <origin>/robots.txt (RFC 9309 §2.3.1)', () =>
     });
   });
 
+  it('an oversized robots.txt: its first 500 KiB are parsed (RFC 9309 §2.5), the origin is not refused', async () => {
+    const big = await serveSite(undefined);
+    try {
+      const padding = `# ${'x'.repeat(98)}\n`.repeat((3 * 1024 * 1024) / 100);
+      const body = `User-agent: *\nDisallow: /private/\n${padding}Disallow: /late/\n`;
+      big.route('/robots.txt', (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(body);
+      });
+      const urls = [`${big.origin}/private/x`, `${big.origin}/late/x`, `${big.origin}/public`];
+      const result = await runGleaner(['robots', ...urls, '--json', '--allow-host', '127.0.0.1']);
+      expect(result.code, result.stderr).toBe(0);
+      const reports = jsonLines(result.stdout);
+      expect(reports.map((r) => r.allowed)).toEqual([false, true, true]);
+      expect(reports[0]).toMatchObject({ source: 'fetched', status: 200 });
+    } finally {
+      await big.close();
+    }
+  });
+
   it('4xx: robots.txt unavailable, everything allowed', async () => {
     const result = await runGleaner([
       'robots',

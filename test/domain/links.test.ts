@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ExtractedLink, extractLinks, parseRefreshUrl } from '../../domain/links';
 import { InvalidUrlError } from '../../domain/url';
 import { cpuMs } from '../helpers/cpu-time';
+import { unpackSite } from '../helpers/sites';
 
 const PAGE = 'http://127.0.0.1:8080/docs/page.html';
 
@@ -16,15 +16,10 @@ function linksOf(html: string, pageUrl = PAGE): ExtractedLink[] {
 describe('extractLinks on the scikit-optimize 0.9 docs', () => {
   let root = '';
   const origin = 'http://127.0.0.1:8080';
-  const read = (file: string): string => readFileSync(join(root, 'skopt-0.9', file), 'utf8');
+  const read = (file: string): string => readFileSync(join(root, file), 'utf8');
 
   beforeAll(() => {
-    root = mkdtempSync(join(tmpdir(), 'gleaner-links-'));
-    execFileSync('tar', ['-xzf', '/work/shared/sites/skopt-0.9.tar.gz', '-C', root]);
-  });
-
-  afterAll(() => {
-    if (root) rmSync(root, { recursive: true, force: true });
+    root = unpackSite('skopt-0.9');
   });
 
   it('finds the index page navigation, cards and changelog links', () => {
@@ -83,12 +78,10 @@ describe('extractLinks on the scikit-optimize 0.9 docs', () => {
   });
 
   it('parses every page of the site', () => {
-    const files = execFileSync('find', [join(root, 'skopt-0.9'), '-name', '*.html'], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
+    const files = execFileSync('find', [root, '-name', '*.html'], { encoding: 'utf8' }).trim().split('\n');
     expect(files.length).toBeGreaterThan(150);
     for (const file of files) {
-      const relative = file.slice(join(root, 'skopt-0.9').length);
+      const relative = file.slice(root.length);
       const result = extractLinks(readFileSync(file, 'utf8'), `${origin}${relative}`);
       for (const link of result.links) expect(link.url).toMatch(/^https?:\/\//);
     }

@@ -418,6 +418,44 @@ describe('fetchPage: limits', () => {
     expect(elapsedMs).toBeLessThan(3_000);
   });
 
+  it('with truncateBody keeps the first maxBodyBytes of a longer body, even one declared too long', async () => {
+    const cap = 256 * 1024;
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(4 * cap) });
+      res.end(Buffer.alloc(4 * cap, 'a'));
+    });
+    const r = expectKind(
+      await fetchPage(`${server.origin}/`, allowLoopback({ maxBodyBytes: cap, truncateBody: true })),
+      'ok',
+    );
+    expect(r.truncated).toBe(true);
+    expect(r.body.length).toBe(cap);
+    expect(r.bytes).toBe(cap);
+    expect(r.text).toBe('a'.repeat(cap));
+    // A body under the cap is whole and not marked.
+    const small = expectKind(
+      await fetchPage(`${server.origin}/`, allowLoopback({ maxBodyBytes: 8 * cap, truncateBody: true })),
+      'ok',
+    );
+    expect(small.truncated).toBeUndefined();
+    expect(small.body.length).toBe(4 * cap);
+  });
+
+  it('with truncateBody cuts a gzip bomb at maxBodyBytes of decompressed output', async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+      res.end(bomb);
+    });
+    const cap = 1024 * 1024;
+    const r = expectKind(
+      await fetchPage(`${server.origin}/`, allowLoopback({ maxBodyBytes: cap, truncateBody: true })),
+      'ok',
+    );
+    expect(r.truncated).toBe(true);
+    expect(r.body.length).toBe(cap);
+  });
+
   it('refuses a declared Content-Length over the cap without reading', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(20 * 1024 * 1024) });
