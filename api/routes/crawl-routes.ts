@@ -34,6 +34,7 @@ interface StartCrawlBody {
   userAgent?: string;
   allowHosts?: string[];
   maxBodyBytes?: number;
+  render?: 'auto' | 'never' | 'always';
 }
 
 interface CrawlRow {
@@ -111,6 +112,11 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
             userAgent: { type: 'string', minLength: 1, maxLength: 500 },
             allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
             maxBodyBytes: { type: 'integer', minimum: 1 },
+            render: {
+              type: 'string',
+              enum: ['auto', 'never', 'always'],
+              description: 'render pages in headless Chromium (default auto: when the HTML needs JavaScript)',
+            },
           },
         },
         response: {
@@ -153,6 +159,7 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
         ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
         ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
         ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
+        ...(body.render !== undefined ? { render: body.render } : {}),
       };
       let spec: ReturnType<typeof buildSpec>;
       try {
