@@ -21,8 +21,10 @@ export interface RenderPageOptions {
   guard: RequestGuard;
   /** Deadline for the navigation (response headers and DOMContentLoaded). @default 30000 */
   navigationTimeoutMs?: number;
-  /** Longest wait for the network to go quiet (500 ms without requests) after DOMContentLoaded. @default 5000 */
+  /** Longest wait for the network to go quiet after DOMContentLoaded. @default 5000 */
   settleMs?: number;
+  /** The network counts as quiet after this long with no request in flight. @default 300 */
+  quietMs?: number;
 }
 
 export interface RenderedPage {
@@ -54,9 +56,23 @@ export async function renderPage(
   const startedAtMs = Date.now();
   const navigationTimeoutMs = options.navigationTimeoutMs ?? 30_000;
   const settleMs = options.settleMs ?? 5_000;
+  const quietMs = options.quietMs ?? 300;
   return pool.withPage({ userAgent: options.userAgent }, async (page, deadline) => {
     const refused: RenderedPage['refused'] = [];
     let requests = 0;
+    // Playwright's 'networkidle' waits a fixed 500 ms; counting our own requests settles sooner.
+    let inFlight = 0;
+    let lastActivityMs = Date.now();
+    const finished = () => {
+      inFlight = Math.max(0, inFlight - 1);
+      lastActivityMs = Date.now();
+    };
+    page.on('request', () => {
+      inFlight++;
+      lastActivityMs = Date.now();
+    });
+    page.on('requestfinished', finished);
+    page.on('requestfailed', finished);
     await deadline(
       page.route('**/*', async (route) => {
         const request = route.request();
@@ -93,11 +109,10 @@ export async function renderPage(
     if (!response) throw new Error(`navigation to ${url} produced no response`);
     const rawHtml = await deadline(response.text(), 'response.text').catch(() => '');
     // Bounded: a page that polls forever is read as it is when the time is up.
-    await deadline(
-      page.waitForLoadState('networkidle', { timeout: settleMs }).catch(() => undefined),
-      'waitForLoadState',
-      settleMs + 1_000,
-    );
+    const settleBy = Date.now() + settleMs;
+    while (Date.now() < settleBy && (inFlight > 0 || Date.now() - lastActivityMs < quietMs)) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     const html = await deadline(page.content(), 'page.content');
     return {
       status: response.status(),
