@@ -78,7 +78,7 @@ describe('--render auto', () => {
     // Searchable by words that exist only in the JSON the app loads at run time.
     for (const route of spa.appRoutes) {
       const hits = await stack.db.query<{ url: string }>(
-        `SELECT url FROM gleaner_search($1, NULL, 5, search_mode => 'text')`,
+        `SELECT url FROM gleaner_search($1, NULL, 5, search_mode => 'fulltext')`,
         [route.word],
       );
       expect(

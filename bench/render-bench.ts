@@ -1,0 +1,140 @@
+/**
+ * `npm run bench:render [-- --pages N --concurrency C]`
+ *
+ * The price of the rendering tier on one loopback fixture (test/helpers/spa-site.ts): N routes of
+ * a client-rendered app, each fetched plainly (the shell HTML, what tier 1 sees) and then rendered
+ * in headless Chromium through the browser pool (tier 2: script, JSON, settled DOM), C at a time
+ * both ways. Prints pages/s, and peak resident memory: this process alone for the plain fetches,
+ * this process plus every Chromium process of the pool for rendering (sampled every 100 ms from
+ * /proc). The load average is printed beside every figure: on a shared machine it explains them.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { Command, InvalidArgumentError } from 'commander';
+import { fetchPage } from '../activities/http/fetch-page';
+import { BrowserPool } from '../activities/render/browser-pool';
+import { renderPage } from '../activities/render/render-page';
+import { serveSpaSite } from '../test/helpers/spa-site';
+
+const PAGE_BYTES = 4096;
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+const options = new Command()
+  .option('--pages <n>', 'app routes to fetch and to render', positive, 200)
+  .option('--concurrency <n>', 'pages in flight at once, both tiers', positive, 2)
+  .parse()
+  .opts<{ pages: number; concurrency: number }>();
+
+function rssOfGroups(groups: readonly number[]): number {
+  const wanted = new Set(groups);
+  let bytes = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (!wanted.has(Number(fields[2]))) continue;
+      const pages = Number(readFileSync(`/proc/${name}/statm`, 'utf8').split(' ')[1]);
+      bytes += pages * PAGE_BYTES;
+    } catch {
+      // The process ended between listing and reading.
+    }
+  }
+  return bytes;
+}
+
+async function measure(
+  label: string,
+  count: number,
+  concurrency: number,
+  one: (i: number) => Promise<boolean>,
+  extraRss: () => number,
+) {
+  let next = 0;
+  let ok = 0;
+  let peakRss = 0;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss() + extraRss());
+  }, 100);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        if (await one(next++)) ok++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, process.memoryUsage.rss() + extraRss());
+  const load = os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+  const row = {
+    tier: label,
+    pages: count,
+    ok,
+    seconds: +seconds.toFixed(2),
+    pagesPerSecond: +(count / seconds).toFixed(2),
+    peakRssMb: Math.round(peakRss / 2 ** 20),
+    loadavg: load,
+  };
+  console.log(
+    `${label.padEnd(8)} ${String(count).padStart(5)} pages  ${row.pagesPerSecond.toFixed(2).padStart(8)} pages/s  peak RSS ${String(row.peakRssMb).padStart(5)} MB  (${ok} with content; load average ${load})`,
+  );
+  return row;
+}
+
+const site = await serveSpaSite({ itemCount: options.pages });
+const routes = site.appRoutes
+  .slice(0, options.pages)
+  .map((r) => ({ url: `${site.server.origin}${r.path}`, word: r.word }));
+const pool = new BrowserPool({ maxPages: options.concurrency });
+try {
+  console.log(
+    `bench:render on ${os.cpus().length} cores, ${routes.length} app routes, ${options.concurrency} at a time`,
+  );
+  const plain = await measure(
+    'plain',
+    routes.length,
+    options.concurrency,
+    async (i) => {
+      const route = routes[i % routes.length];
+      if (!route) return false;
+      const result = await fetchPage(route.url, { userAgent: 'gleaner-bench', allowHosts: ['127.0.0.1'] });
+      return result.kind === 'ok' && result.text.includes(route.word);
+    },
+    () => 0,
+  );
+  const guard = async (request: { resourceType: string }) =>
+    ['image', 'font', 'media'].includes(request.resourceType) ? 'skipped' : undefined;
+  const rendered = await measure(
+    'rendered',
+    routes.length,
+    options.concurrency,
+    async (i) => {
+      const route = routes[i % routes.length];
+      if (!route) return false;
+      const page = await renderPage(pool, route.url, { userAgent: 'gleaner-bench', guard });
+      return page.html.includes(route.word);
+    },
+    () => rssOfGroups(pool.launchedGroups),
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'render',
+      plain,
+      rendered,
+      slowdown: +(plain.pagesPerSecond / rendered.pagesPerSecond).toFixed(1),
+    }),
+  );
+} finally {
+  await pool.close();
+  await site.close();
+}
