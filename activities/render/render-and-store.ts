@@ -24,9 +24,9 @@ const HEARTBEAT_INTERVAL_MS = 2_000;
 let sharedPool: BrowserPool | undefined;
 let sharedPoolOptions: BrowserPoolOptions = {};
 
-/** Sets the options of the process's pool before its first render (the worker's slots decide maxPages). */
+/** Sets options of the process's next pool (the worker's slots decide maxPages); merged with earlier ones. */
 export function configureRenderPool(options: BrowserPoolOptions): void {
-  sharedPoolOptions = options;
+  sharedPoolOptions = { ...sharedPoolOptions, ...options };
 }
 
 /** The process's browser pool; nothing is launched until the first page needs it. */

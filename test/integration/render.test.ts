@@ -6,8 +6,10 @@
  * attempts to read a robots-disallowed path and a loopback server outside allow-hosts get nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { closeRenderPool, configureRenderPool } from '../../activities/render/render-and-store';
+import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
+import type { OriginResult } from '../../workflows/origin-workflow';
 import { type SiteServer, serveSite } from '../helpers/site-server';
 import { type SpaSite, serveSpaSite } from '../helpers/spa-site';
 import { startTestStack, type TestStack } from '../helpers/stack';
@@ -132,5 +134,32 @@ describe('--render auto', () => {
     expect(summary.pagesRendered).toBe(0);
     // Only /app/ is linked from static pages; its shell has no links, so the other routes stay unknown.
     expect(summary.pagesFetched).toBe(spa.staticPaths.length + 1);
+  });
+
+  it('without a browser, only the pages that need one fail, clearly, and their plain HTML is kept', async () => {
+    await closeRenderPool();
+    configureRenderPool({ executablePath: '/nonexistent/chromium' });
+    try {
+      const summary = await crawl('render-no-browser', 'auto');
+      expect(summary.status).toBe('completed');
+      expect(summary.pagesRendered).toBe(0);
+      // Static pages and the app's shell page (its links exist only after rendering).
+      expect(summary.pagesFetched).toBe(spa.staticPaths.length + 1);
+      expect(summary.errors).toBe(1);
+      const origin = await stack.client.workflow
+        .getHandle(originWorkflowId('render-no-browser', spa.server.origin))
+        .result();
+      expect((origin as OriginResult).stats.lastError).toMatch(
+        /rendering failed, plain HTML kept: .*\/nonexistent\/chromium does not exist/,
+      );
+      const shell = await stack.db.query<{ fetch_tier: string }>(
+        'SELECT fetch_tier FROM pages WHERE url = $1',
+        [`${spa.server.origin}/app/`],
+      );
+      expect(shell.rows).toEqual([{ fetch_tier: 'http' }]);
+    } finally {
+      await closeRenderPool();
+      configureRenderPool({ executablePath: '/usr/bin/chromium' });
+    }
   });
 });
