@@ -5,8 +5,8 @@
  * a client-rendered app, each fetched plainly (the shell HTML, what tier 1 sees) and then rendered
  * in headless Chromium through the browser pool (tier 2: script, JSON, settled DOM), C at a time
  * both ways. Prints pages/s, and peak resident memory: this process alone for the plain fetches,
- * this process plus every Chromium process of the pool for rendering (sampled every 100 ms from
- * /proc). The load average is printed beside every figure: on a shared machine it explains them.
+ * this process plus every Chromium process of the pool for rendering (sampled every 500 ms from
+ * /proc; RSS counts pages Chromium's processes share once per process, PSS splits them). The load average is printed beside every figure: on a shared machine it explains them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,22 +30,25 @@ const options = new Command()
   .parse()
   .opts<{ pages: number; concurrency: number }>();
 
-function rssOfGroups(groups: readonly number[]): number {
+/** Resident memory of every process in `groups`: RSS (shared pages counted in each) and PSS (shared pages split). */
+function memoryOfGroups(groups: readonly number[]): { rss: number; pss: number } {
   const wanted = new Set(groups);
-  let bytes = 0;
+  let rss = 0;
+  let pss = 0;
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (!wanted.has(Number(fields[2]))) continue;
-      const pages = Number(readFileSync(`/proc/${name}/statm`, 'utf8').split(' ')[1]);
-      bytes += pages * PAGE_BYTES;
+      rss += Number(readFileSync(`/proc/${name}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES;
+      const rollup = readFileSync(`/proc/${name}/smaps_rollup`, 'utf8');
+      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) * 1024;
     } catch {
       // The process ended between listing and reading.
     }
   }
-  return bytes;
+  return { rss, pss };
 }
 
 async function measure(
@@ -53,14 +56,19 @@ async function measure(
   count: number,
   concurrency: number,
   one: (i: number) => Promise<boolean>,
-  extraRss: () => number,
+  extraMemory: () => { rss: number; pss: number },
 ) {
   let next = 0;
   let ok = 0;
   let peakRss = 0;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage.rss() + extraRss());
-  }, 100);
+  let peakPss = 0;
+  const sample = () => {
+    const extra = extraMemory();
+    peakRss = Math.max(peakRss, process.memoryUsage.rss() + extra.rss);
+    peakPss = Math.max(peakPss, process.memoryUsage.rss() + extra.pss);
+  };
+  // Reading smaps_rollup walks page tables: often enough to catch the peak, rarely enough not to slow the pages.
+  const sampler = setInterval(sample, 500);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -71,7 +79,7 @@ async function measure(
   );
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
-  peakRss = Math.max(peakRss, process.memoryUsage.rss() + extraRss());
+  sample();
   const load = os
     .loadavg()
     .map((n) => n.toFixed(2))
@@ -83,10 +91,11 @@ async function measure(
     seconds: +seconds.toFixed(2),
     pagesPerSecond: +(count / seconds).toFixed(2),
     peakRssMb: Math.round(peakRss / 2 ** 20),
+    peakPssMb: Math.round(peakPss / 2 ** 20),
     loadavg: load,
   };
   console.log(
-    `${label.padEnd(8)} ${String(count).padStart(5)} pages  ${row.pagesPerSecond.toFixed(2).padStart(8)} pages/s  peak RSS ${String(row.peakRssMb).padStart(5)} MB  (${ok} with content; load average ${load})`,
+    `${label.padEnd(8)} ${String(count).padStart(5)} pages  ${row.pagesPerSecond.toFixed(2).padStart(8)} pages/s  peak RSS ${String(row.peakRssMb).padStart(5)} MB (PSS ${String(row.peakPssMb).padStart(5)} MB)  (${ok} with content; load average ${load})`,
   );
   return row;
 }
@@ -110,7 +119,7 @@ try {
       const result = await fetchPage(route.url, { userAgent: 'gleaner-bench', allowHosts: ['127.0.0.1'] });
       return result.kind === 'ok' && result.text.includes(route.word);
     },
-    () => 0,
+    () => ({ rss: 0, pss: 0 }),
   );
   const guard = async (request: { resourceType: string }) =>
     ['image', 'font', 'media'].includes(request.resourceType) ? 'skipped' : undefined;
@@ -124,7 +133,7 @@ try {
       const page = await renderPage(pool, route.url, { userAgent: 'gleaner-bench', guard });
       return page.html.includes(route.word);
     },
-    () => rssOfGroups(pool.launchedGroups),
+    () => memoryOfGroups(pool.launchedGroups),
   );
   console.log(
     JSON.stringify({
