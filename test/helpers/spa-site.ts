@@ -44,9 +44,15 @@ function prose(word: string, topic: string): string {
  * links exist only in its JSON. `forbiddenUrl` is fetched by the app's script (it must never answer).
  */
 export async function serveSpaSite(
-  options: { itemCount?: number; forbiddenUrl?: string } = {},
+  options: {
+    itemCount?: number;
+    forbiddenUrl?: string;
+    /** The first JSON request for this route never answers (a render caught mid-page). */
+    hangOnce?: string;
+  } = {},
 ): Promise<SpaSite> {
   const itemCount = options.itemCount ?? 6;
+  let hung = false;
   const server = await serveSite(undefined);
   const appRoutes: SpaSite['appRoutes'] = [
     { path: '/app/', word: 'appdashboard' },
@@ -99,6 +105,10 @@ export async function serveSpaSite(
   };
   server.route('/api/route', (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').searchParams.get('path') ?? '';
+    if (path === options.hangOnce && !hung) {
+      hung = true;
+      return;
+    }
     const data = routeData(path);
     res.writeHead(data ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(data ?? {}));
   });

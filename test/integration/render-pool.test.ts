@@ -6,11 +6,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BrowserPool } from '../../../activities/render/browser-pool';
-import { renderPage } from '../../../activities/render/render-page';
-import { repoRoot } from '../../../infra/tools-dir';
-import { processesInGroups, waitForNoProcesses } from '../../helpers/process-groups';
-import { type SiteServer, serveSite } from '../../helpers/site-server';
+import { BrowserPool } from '../../activities/render/browser-pool';
+import { renderPage } from '../../activities/render/render-page';
+import { repoRoot } from '../../infra/tools-dir';
+import { processesInGroups, waitForNoProcesses } from '../helpers/process-groups';
+import { type SiteServer, serveSite } from '../helpers/site-server';
 
 let site: SiteServer;
 
