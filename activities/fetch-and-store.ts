@@ -11,6 +11,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { extractLinks, type LinkExtraction } from '../domain/links';
 import { hasNonPageExtension } from '../domain/page-filter';
+import { assessHtml, type FetchTier } from '../domain/render-decision';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
@@ -77,6 +78,10 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         fetched.kind === 'ok'
           ? await store(db, input, fetched, scopeFor(input.crawlId, input.spec))
           : failed(fetched, context.info.attempt);
+      if (input.assessRender && fetched.kind === 'ok') {
+        const { needsRender, reasons, visibleTextChars } = assessHtml(fetched.text);
+        result.renderAssessment = { needsRender, reasons, visibleTextChars };
+      }
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
       const responseEndedMs = fetched.timings.startedAtMs + fetched.timings.totalMs;
@@ -87,7 +92,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
   };
 }
 
-async function robotsBlocked(
+export async function robotsBlocked(
   db: Database,
   input: FetchAndStoreInput,
   verdict: RobotsVerdict,
@@ -172,11 +177,13 @@ export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }
   }
 }
 
-async function store(
+/** Stores a fetched (or rendered, `tier` 'browser') page with its edges and discoveries. */
+export async function store(
   db: Database,
   input: FetchAndStoreInput,
   fetched: Extract<FetchPageResult, { kind: 'ok' }>,
   inScope: ScopePredicate,
+  tier: FetchTier = 'http',
 ): Promise<FetchAndStoreResult> {
   const finalUrl = canonicalizeUrl(fetched.finalUrl) ?? input.url;
   const extraction = extractLinks(fetched.text, fetched.finalUrl);
@@ -193,14 +200,15 @@ async function store(
   const { pageId, discovered } = await db.transaction(async (tx) => {
     const page = await tx.query<{ id: number }>(
       `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
-                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetched_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, now())
+                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetch_tier, fetched_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, now())
        ON CONFLICT (url) DO UPDATE SET
          final_url = EXCLUDED.final_url, origin = EXCLUDED.origin, crawl_id = EXCLUDED.crawl_id, depth = EXCLUDED.depth,
          status = EXCLUDED.status, content_type = EXCLUDED.content_type, charset = EXCLUDED.charset,
          etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, content_hash = EXCLUDED.content_hash,
          body_bytes = EXCLUDED.body_bytes, body_gz = EXCLUDED.body_gz, title = EXCLUDED.title,
-         ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, noindex = EXCLUDED.noindex, fetched_at = now()
+         ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, noindex = EXCLUDED.noindex,
+         fetch_tier = EXCLUDED.fetch_tier, fetched_at = now()
        RETURNING id`,
       [
         finalUrl,
@@ -220,6 +228,7 @@ async function store(
         fetched.timings.ttfbMs === undefined ? null : Math.round(fetched.timings.ttfbMs),
         Math.round(fetched.timings.totalMs),
         directives.noindex,
+        tier,
       ],
     );
     const id = Number(page.rows[0]?.id);

@@ -9,6 +9,7 @@ import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
 import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
+import { createRenderAndStore } from './render/render-and-store';
 import { createRobotsPolicy } from './robots-policy';
 import { createSitemapActivities } from './sitemaps';
 import type { ActivityApi } from './types';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
   return {
     fetchAndStore: createFetchAndStore({ ...deps, robots }),
     fetchRobots: createFetchRobots({ ...deps, robots }),
+    renderAndStore: createRenderAndStore({ ...deps, robots }),
     ...createCrawlRecords(deps),
     ...createPageRecords(deps),
     ...createPageContent(deps),

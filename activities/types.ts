@@ -28,6 +28,22 @@ export interface FetchAndStoreInput {
   url: string;
   depth: number;
   spec: FetchSpec;
+  /** Judge whether the HTML needs a browser (render 'auto'); the verdict comes back in the result. */
+  assessRender?: boolean;
+}
+
+/** A rendering of a claimed URL in headless Chromium (task queue gleaner-render). */
+export interface RenderAndStoreInput extends FetchAndStoreInput {
+  /** Longest wait for the page's network to go quiet after it loaded. @default 5000 */
+  settleMs?: number;
+}
+
+export interface RenderAndStoreResult extends FetchAndStoreResult {
+  /** Visible text in the HTML the server sent and in the rendered DOM, to learn whether rendering paid. */
+  rawTextChars?: number;
+  renderedTextChars?: number;
+  /** Requests of the page refused (robots, SSRF guard, third party, images/fonts/media). */
+  requestsRefused?: number;
 }
 
 export interface DiscoveredUrl {
@@ -66,6 +82,8 @@ export interface FetchAndStoreResult {
   noindex?: boolean;
   /** Time from the end of the response to the end of this activity (storage), in ms. */
   msSinceResponse?: number;
+  /** With `assessRender`: whether the HTML looks client-rendered, and why. */
+  renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };
 }
 
 export interface FetchRobotsInput {
@@ -180,6 +198,7 @@ export interface NextClaimedUrlsResult {
 
 export interface ActivityApi {
   fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult>;
+  renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult>;
   fetchRobots(input: FetchRobotsInput): Promise<FetchRobotsResult>;
   registerCrawl(input: RegisterCrawlInput): Promise<RegisterCrawlResult>;
   finishCrawl(input: FinishCrawlInput): Promise<void>;

@@ -26,6 +26,7 @@ export interface CrawlCommandOptions {
   userAgent?: string;
   allowHost?: string[];
   maxBodyBytes?: number;
+  render?: string;
   crawlId?: string;
   wait?: boolean;
   json?: boolean;
@@ -58,6 +59,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    ...(options.render !== undefined ? { render: options.render as CrawlSpec['render'] } : {}),
   };
   if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
     throw new UsageError('--scope domains needs at least one --domain');
@@ -189,6 +191,7 @@ export function printSummary(summary: CrawlSummary, failures: FailureGroup[], js
       `crawl ${summary.crawlId} ${summary.status} in ${seconds}s`,
       `  pages fetched   ${summary.pagesFetched}`,
       `  pages indexed   ${summary.pagesIndexed}`,
+      ...(summary.pagesRendered > 0 ? [`  pages rendered  ${summary.pagesRendered}`] : []),
       `  links           ${summary.links}`,
       `  errors          ${summary.errors}`,
       `  robots-blocked  ${summary.robotsBlocked}`,

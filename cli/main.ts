@@ -79,6 +79,12 @@ program
     'cut response bodies at this size (default 10 MiB)',
     integerOption('--max-body-bytes', 1),
   )
+  .addOption(
+    new Option(
+      '--render <mode>',
+      'render pages in headless Chromium: auto (when the HTML needs JavaScript), always, never (default auto)',
+    ).choices(['auto', 'always', 'never']),
+  )
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')

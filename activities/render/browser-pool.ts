@@ -1,0 +1,227 @@
+/**
+ * A bounded pool of headless Chromium pages that cannot leak: at most `maxPages` pages at once
+ * (each in its own fresh context, closed in a `finally`), a hard deadline on every browser call
+ * (a call that overruns kills the browser, which fails every call pending on it), the browser
+ * recycled after `pagesPerBrowser` pages, and a watchdog per browser process group that kills it
+ * if this process dies first. Playwright launches Chromium as the leader of its own process group;
+ * the group id is what gets killed, so renderers and zygotes go with it.
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, type BrowserContext, type BrowserServer, chromium, type Page } from 'playwright-core';
+import { killProcessGroup, watchProcessGroup } from './process-watchdog';
+
+/** Flags known to work on these machines (root, closed network); Playwright adds --headless and --no-sandbox. */
+export const CHROMIUM_FLAGS = [
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** No browser to render with: a setup problem no retry fixes. */
+export class BrowserUnavailableError extends Error {
+  override readonly name = 'BrowserUnavailableError';
+}
+
+/** A browser call overran its deadline; the browser was killed. */
+export class BrowserDeadlineError extends Error {
+  override readonly name = 'BrowserDeadlineError';
+}
+
+export interface BrowserPoolOptions {
+  /** @default GLEANER_CHROMIUM or /usr/bin/chromium */
+  executablePath?: string;
+  /** Pages rendering at once in this process. @default 2 */
+  maxPages?: number;
+  /** A browser is closed and a fresh one launched after this many pages. @default 100 */
+  pagesPerBrowser?: number;
+  /** Deadline for any single browser call other than navigation and settling. @default 15000 */
+  callTimeoutMs?: number;
+  /** Deadline for launching Chromium. @default 30000 */
+  launchTimeoutMs?: number;
+}
+
+interface BrowserHandle {
+  server: BrowserServer;
+  browser: Browser;
+  groupId: number;
+  pages: number;
+  active: number;
+  retired: boolean;
+  closing?: Promise<void>;
+}
+
+export class BrowserPool {
+  readonly executablePath: string;
+  private readonly maxPages: number;
+  private readonly pagesPerBrowser: number;
+  readonly callTimeoutMs: number;
+  private readonly launchTimeoutMs: number;
+  private current: BrowserHandle | undefined;
+  private launching: Promise<BrowserHandle> | undefined;
+  private readonly handles = new Set<BrowserHandle>();
+  private readonly waiters: Array<() => void> = [];
+  private busy = 0;
+  private closed = false;
+  /** Every process group this pool launched, for leak checks. */
+  readonly launchedGroups: number[] = [];
+
+  constructor(options: BrowserPoolOptions = {}) {
+    this.executablePath = options.executablePath ?? process.env.GLEANER_CHROMIUM ?? DEFAULT_CHROMIUM_PATH;
+    this.maxPages = options.maxPages ?? 2;
+    this.pagesPerBrowser = options.pagesPerBrowser ?? 100;
+    this.callTimeoutMs = options.callTimeoutMs ?? 15_000;
+    this.launchTimeoutMs = options.launchTimeoutMs ?? 30_000;
+  }
+
+  /** Runs `use` on a fresh page in a fresh context; the context is closed whatever happens. */
+  async withPage<T>(
+    contextOptions: { userAgent: string },
+    use: (page: Page, deadline: <R>(call: Promise<R>, what: string, ms?: number) => Promise<R>) => Promise<T>,
+  ): Promise<T> {
+    if (this.closed) throw new Error('the browser pool is closed');
+    await this.acquireSlot();
+    let handle: BrowserHandle | undefined;
+    let context: BrowserContext | undefined;
+    try {
+      handle = await this.browserForPage();
+      handle.pages++;
+      handle.active++;
+      const owner = handle;
+      const deadline = <R>(call: Promise<R>, what: string, ms = this.callTimeoutMs) =>
+        this.within(owner, call, what, ms);
+      context = await deadline(
+        owner.browser.newContext({
+          userAgent: contextOptions.userAgent,
+          serviceWorkers: 'block',
+          acceptDownloads: false,
+        }),
+        'newContext',
+      );
+      const page = await deadline(context.newPage(), 'newPage');
+      return await use(page, deadline);
+    } finally {
+      if (context && handle) {
+        const owner = handle;
+        await this.within(owner, context.close(), 'context.close', this.callTimeoutMs).catch(() => undefined);
+      }
+      if (handle) {
+        handle.active--;
+        if (handle.pages >= this.pagesPerBrowser) handle.retired = true;
+        if (handle.retired && handle.active === 0) await this.closeBrowser(handle);
+      }
+      this.releaseSlot();
+    }
+  }
+
+  /** Closes every browser and kills their process groups; pending renders fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.handles].map((handle) => this.closeBrowser(handle)));
+  }
+
+  private async within<R>(handle: BrowserHandle, call: Promise<R>, what: string, ms: number): Promise<R> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // A call that hangs means a wedged browser: kill it so nothing waits on it forever.
+        handle.retired = true;
+        killProcessGroup(handle.groupId);
+        reject(new BrowserDeadlineError(`browser call ${what} took longer than ${ms} ms; browser killed`));
+      }, ms);
+    });
+    try {
+      return await Promise.race([call, expired]);
+    } finally {
+      clearTimeout(timer);
+      call.catch(() => undefined);
+    }
+  }
+
+  private async browserForPage(): Promise<BrowserHandle> {
+    const current = this.current;
+    if (current && !current.retired && current.pages < this.pagesPerBrowser) return current;
+    if (current) {
+      current.retired = true;
+      if (current.active === 0) void this.closeBrowser(current);
+    }
+    this.launching ??= this.launch().finally(() => {
+      this.launching = undefined;
+    });
+    const handle = await this.launching;
+    this.current = handle;
+    return handle;
+  }
+
+  private async launch(): Promise<BrowserHandle> {
+    if (!existsSync(this.executablePath)) {
+      throw new BrowserUnavailableError(
+        `this page needs a browser to render, but ${this.executablePath} does not exist: run scripts/setup.sh as root ` +
+          "(it installs Debian's chromium), set GLEANER_CHROMIUM, or crawl with --render never",
+      );
+    }
+    const server = await chromium.launchServer({
+      executablePath: this.executablePath,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      timeout: this.launchTimeoutMs,
+    });
+    const groupId = server.process().pid;
+    if (groupId === undefined) {
+      await server.kill();
+      throw new Error('Chromium started without a process id');
+    }
+    this.launchedGroups.push(groupId);
+    watchProcessGroup(groupId);
+    let browser: Browser;
+    try {
+      browser = await chromium.connect(server.wsEndpoint(), { timeout: this.launchTimeoutMs });
+    } catch (error) {
+      killProcessGroup(groupId);
+      throw error;
+    }
+    const handle: BrowserHandle = { server, browser, groupId, pages: 0, active: 0, retired: false };
+    this.handles.add(handle);
+    browser.on('disconnected', () => {
+      handle.retired = true;
+      killProcessGroup(groupId);
+    });
+    return handle;
+  }
+
+  private closeBrowser(handle: BrowserHandle): Promise<void> {
+    handle.retired = true;
+    if (this.current === handle) this.current = undefined;
+    handle.closing ??= (async () => {
+      await this.within(handle, handle.browser.close(), 'browser.close', this.callTimeoutMs).catch(
+        () => undefined,
+      );
+      await this.within(handle, handle.server.close(), 'server.close', this.callTimeoutMs).catch(
+        () => undefined,
+      );
+      // Stragglers (a renderer still exiting) go with the group.
+      killProcessGroup(handle.groupId);
+      this.handles.delete(handle);
+    })();
+    return handle.closing;
+  }
+
+  private acquireSlot(): Promise<void> {
+    if (this.busy < this.maxPages) {
+      this.busy++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.busy--;
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The rendering activity (task queue gleaner-render): robots and the SSRF guard first, exactly as
+ * a plain fetch; then the page in headless Chromium with every request it makes guarded; then the
+ * rendered DOM is stored like a fetched body (same page row, edges and discoveries, tier
+ * 'browser'), so extraction, links and chunks run unchanged on what a reader would see.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Database } from '../../db/database';
+import { assessHtml } from '../../domain/render-decision';
+import { compileScope, type ScopePredicate } from '../../domain/scope';
+import { originOf } from '../../domain/url';
+import { robotsBlocked, store } from '../fetch-and-store';
+import { BlockedUrlError } from '../http/errors';
+import type { FetchOk } from '../http/fetch-result';
+import { checkUrl } from '../http/ssrf-guard';
+import type { RobotsPolicy } from '../robots-policy';
+import type { FetchAndStoreResult, FetchSpec, RenderAndStoreInput, RenderAndStoreResult } from '../types';
+import { BrowserPool, type BrowserPoolOptions, BrowserUnavailableError } from './browser-pool';
+import { NavigationRefusedError, type RenderedPage, renderPage } from './render-page';
+import { createRequestGuard } from './request-guard';
+
+const HEARTBEAT_INTERVAL_MS = 2_000;
+
+let sharedPool: BrowserPool | undefined;
+let sharedPoolOptions: BrowserPoolOptions = {};
+
+/** Sets options of the process's next pool (the worker's slots decide maxPages); merged with earlier ones. */
+export function configureRenderPool(options: BrowserPoolOptions): void {
+  sharedPoolOptions = { ...sharedPoolOptions, ...options };
+}
+
+/** The process's browser pool; nothing is launched until the first page needs it. */
+export function renderPool(): BrowserPool {
+  sharedPool ??= new BrowserPool(sharedPoolOptions);
+  return sharedPool;
+}
+
+/** Closes the process's browsers (worker shutdown). */
+export async function closeRenderPool(): Promise<void> {
+  const pool = sharedPool;
+  sharedPool = undefined;
+  await pool?.close();
+}
+
+export interface RenderAndStoreDeps {
+  db: Database;
+  robots: RobotsPolicy;
+  /** @default the process's shared pool */
+  pool?: () => BrowserPool;
+}
+
+export function createRenderAndStore({ db, robots, pool = renderPool }: RenderAndStoreDeps) {
+  const scopes = new Map<string, ScopePredicate>();
+  function scopeFor(crawlId: string, spec: FetchSpec): ScopePredicate {
+    let predicate = scopes.get(crawlId);
+    if (!predicate) {
+      predicate = compileScope({
+        mode: spec.scope,
+        seeds: spec.seeds,
+        domains: spec.domains,
+        includePrefixes: spec.includePrefixes,
+        excludePatterns: spec.exclude,
+      });
+      if (scopes.size > 100) scopes.clear();
+      scopes.set(crawlId, predicate);
+    }
+    return predicate;
+  }
+
+  return async function renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult> {
+    const context = Context.current();
+    const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+    try {
+      const origin = originOf(input.url);
+      const verdict = await robots.check(input.url, origin, {
+        userAgent: input.spec.userAgent,
+        allowHosts: input.spec.allowHosts,
+        signal: context.cancellationSignal,
+      });
+      if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
+      try {
+        await checkUrl(input.url, { allowHosts: input.spec.allowHosts, signal: context.cancellationSignal });
+      } catch (error) {
+        if (!(error instanceof BlockedUrlError)) throw error;
+        const message = `blocked by the SSRF guard: ${error.message} (allow it with --allow-host)`;
+        await recordRender(db, input, { outcome: 'blocked', error: message });
+        return {
+          outcome: 'blocked',
+          finalUrl: input.url,
+          bytes: 0,
+          linksStored: 0,
+          discovered: [],
+          error: message,
+        };
+      }
+      let rendered: RenderedPage;
+      try {
+        rendered = await renderPage(pool(), input.url, {
+          userAgent: input.spec.userAgent,
+          guard: createRequestGuard({
+            pageOrigin: origin,
+            userAgent: input.spec.userAgent,
+            allowHosts: input.spec.allowHosts,
+            robots,
+            signal: context.cancellationSignal,
+          }),
+          ...(input.settleMs !== undefined ? { settleMs: input.settleMs } : {}),
+          navigationTimeoutMs: input.spec.bodyTimeoutMs ?? 30_000,
+        });
+      } catch (error) {
+        if (error instanceof BrowserUnavailableError)
+          throw ApplicationFailure.nonRetryable(error.message, error.name);
+        if (error instanceof NavigationRefusedError) {
+          await recordRender(db, input, { outcome: 'blocked', error: error.message });
+          return {
+            outcome: 'blocked',
+            finalUrl: input.url,
+            bytes: 0,
+            linksStored: 0,
+            discovered: [],
+            error: error.message,
+          };
+        }
+        // A crash or a deadline: Temporal retries (a fresh browser is launched if this one died).
+        throw ApplicationFailure.retryable(
+          `rendering ${input.url} failed: ${(error as Error).message}`,
+          'RenderFailed',
+        );
+      }
+      const result = await storeRendered(input, rendered, scopeFor(input.crawlId, input.spec));
+      const responseEndedMs = rendered.startedAtMs + rendered.totalMs;
+      return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs) };
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  async function storeRendered(
+    input: RenderAndStoreInput,
+    rendered: RenderedPage,
+    inScope: ScopePredicate,
+  ): Promise<RenderAndStoreResult> {
+    const body = Buffer.from(rendered.html, 'utf8');
+    const contentType = (rendered.headers['content-type'] ?? 'text/html').split(';')[0]?.trim().toLowerCase();
+    const base = { finalUrl: rendered.finalUrl, requestsRefused: rendered.refused.length };
+    if (rendered.status < 200 || rendered.status >= 300) {
+      const error = `HTTP ${rendered.status}`;
+      await recordRender(db, input, { outcome: 'http-error', status: rendered.status, error, rendered });
+      const retryAfter = rendered.headers['retry-after'];
+      return {
+        ...base,
+        outcome: 'http-error',
+        status: rendered.status,
+        bytes: 0,
+        linksStored: 0,
+        discovered: [],
+        error,
+        ...(retryAfter ? { retryAfter } : {}),
+      };
+    }
+    if (contentType !== 'text/html' && contentType !== 'application/xhtml+xml') {
+      const error = `not an HTML page (content-type ${contentType})`;
+      await recordRender(db, input, {
+        outcome: 'unsupported-content-type',
+        status: rendered.status,
+        error,
+        rendered,
+      });
+      return {
+        ...base,
+        outcome: 'unsupported-content-type',
+        bytes: 0,
+        linksStored: 0,
+        discovered: [],
+        error,
+      };
+    }
+    if (body.length > input.spec.maxBodyBytes) {
+      const error = `rendered DOM larger than ${input.spec.maxBodyBytes} bytes`;
+      await recordRender(db, input, { outcome: 'too-large', status: rendered.status, error, rendered });
+      return { ...base, outcome: 'too-large', bytes: 0, linksStored: 0, discovered: [], error };
+    }
+    const fetched: FetchOk = {
+      kind: 'ok',
+      requestedUrl: input.url,
+      finalUrl: rendered.finalUrl,
+      redirects: [],
+      status: rendered.status,
+      headers: pickHeaders(rendered.headers),
+      timings: { startedAtMs: rendered.startedAtMs, totalMs: rendered.totalMs },
+      bytes: body.length,
+      wireBytes: body.length,
+      body,
+      text: rendered.html,
+      charset: 'utf-8',
+      contentType,
+    };
+    await recordRender(db, input, { outcome: 'ok', status: rendered.status, rendered });
+    const stored: FetchAndStoreResult = await store(db, input, fetched, inScope, 'browser');
+    return {
+      ...stored,
+      ...base,
+      rawTextChars: assessHtml(rendered.rawHtml).visibleTextChars,
+      renderedTextChars: assessHtml(rendered.html).visibleTextChars,
+    };
+  }
+}
+
+function pickHeaders(headers: Record<string, string>): FetchOk['headers'] {
+  const picked: Record<string, string> = {};
+  for (const name of ['content-type', 'etag', 'last-modified', 'x-robots-tag', 'content-language']) {
+    const value = headers[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
+
+async function recordRender(
+  db: Database,
+  input: RenderAndStoreInput,
+  entry: { outcome: string; status?: number; error?: string; rendered?: RenderedPage },
+): Promise<void> {
+  const refused = entry.rendered?.refused ?? [];
+  const note =
+    refused.length > 0
+      ? `${refused.length} request(s) refused, e.g. ${refused[0]?.url}: ${refused[0]?.reason}`
+      : null;
+  await db.query(
+    `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, total_ms, error, started_at, tier)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, to_timestamp($9 / 1000.0), 'browser')`,
+    [
+      input.crawlId,
+      input.url,
+      entry.rendered?.finalUrl ?? input.url,
+      entry.outcome,
+      entry.status ?? null,
+      entry.rendered ? Buffer.byteLength(entry.rendered.html) : 0,
+      entry.rendered ? Math.round(entry.rendered.totalMs) : null,
+      entry.error ?? note,
+      entry.rendered?.startedAtMs ?? Date.now(),
+    ],
+  );
+}

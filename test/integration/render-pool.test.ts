@@ -1,0 +1,127 @@
+/**
+ * The render pool on real Chromium against a loopback server: pages render, the pool recycles its
+ * browser, and no browser process outlives the pool — not after 500 pages, not after the process
+ * hosting it is killed mid-render (SIGKILL: no finally, no exit hook runs).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrowserPool } from '../../activities/render/browser-pool';
+import { renderPage } from '../../activities/render/render-page';
+import { repoRoot } from '../../infra/tools-dir';
+import { processesInGroups, waitForNoProcesses } from '../helpers/process-groups';
+import { type SiteServer, serveSite } from '../helpers/site-server';
+
+let site: SiteServer;
+
+beforeAll(async () => {
+  site = await serveSite(undefined);
+  site.route('/page', (req, res) => {
+    const n = new URL(req.url ?? '/', 'http://x').searchParams.get('n') ?? '0';
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        `<div id="root"></div><script>document.getElementById('root').textContent = 'rendered page ' + ${JSON.stringify(n)};</script>`,
+      );
+  });
+  // A page whose script waits on a request the server never answers: it never settles.
+  site.route('/hang', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<p>waiting</p><script>fetch('/never')</script>`);
+  });
+  site.route('/never', () => {});
+});
+
+afterAll(async () => {
+  await site?.close();
+});
+
+describe('BrowserPool', () => {
+  it('renders 500 pages with browsers recycled every 100, and leaves no browser process behind', {
+    timeout: 900_000,
+  }, async () => {
+    const pool = new BrowserPool({ maxPages: 3, pagesPerBrowser: 100 });
+    const guard = async () => undefined;
+    const seen: string[] = [];
+    let next = 0;
+    let peakGroupProcesses = 0;
+    const lane = async () => {
+      while (next < 500) {
+        const n = next++;
+        const page = await renderPage(pool, `${site.origin}/page?n=${n}`, {
+          userAgent: 'gleaner-test',
+          guard,
+          settleMs: 2_000,
+        });
+        if (page.html.includes(`rendered page ${n}`)) seen.push(String(n));
+        if (n % 50 === 0)
+          peakGroupProcesses = Math.max(peakGroupProcesses, processesInGroups(pool.launchedGroups).length);
+      }
+    };
+    try {
+      await Promise.all([lane(), lane(), lane()]);
+    } finally {
+      await pool.close();
+    }
+    expect(seen).toHaveLength(500);
+    expect(pool.launchedGroups).toHaveLength(5);
+    expect(peakGroupProcesses).toBeGreaterThan(0);
+    expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
+  });
+
+  it('a hung page hits its deadline, the browser is killed, and the next page gets a fresh browser', async () => {
+    const pool = new BrowserPool({ maxPages: 1 });
+    try {
+      const started = Date.now();
+      // The settle wait is bounded: a page that never goes quiet is read as it is.
+      const page = await renderPage(pool, `${site.origin}/hang`, {
+        userAgent: 'gleaner-test',
+        guard: async () => undefined,
+        settleMs: 1_500,
+      });
+      expect(page.html).toContain('waiting');
+      expect(Date.now() - started).toBeLessThan(15_000);
+      // A call that overruns its hard deadline kills the browser; the pool launches another.
+      await expect(
+        pool.withPage({ userAgent: 'gleaner-test' }, async (_page, deadline) =>
+          deadline(new Promise(() => {}), 'stuck call', 1_000),
+        ),
+      ).rejects.toThrow(/took longer than 1000 ms; browser killed/);
+      const again = await renderPage(pool, `${site.origin}/page?n=7`, {
+        userAgent: 'gleaner-test',
+        guard: async () => undefined,
+      });
+      expect(again.html).toContain('rendered page 7');
+      expect(pool.launchedGroups).toHaveLength(2);
+      expect(processesInGroups(pool.launchedGroups.slice(0, 1))).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+    expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
+  });
+
+  it('a process killed mid-render leaves no browser process running', async () => {
+    const child: ChildProcess = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(repoRoot(), 'test/fixtures/render-pool-child.ts'), `${site.origin}/hang`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const group = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (chunk) => {
+        out += chunk;
+        const line = out.split('\n').find((l) => l.startsWith('{'));
+        if (line) resolve((JSON.parse(line) as { group: number }).group);
+      });
+      child.on('exit', (code) => reject(new Error(`child exited early with ${code}`)));
+    });
+    // Mid-render: the page has asked for the request that never answers.
+    const deadline = Date.now() + 30_000;
+    while (!site.log.some((entry) => entry.path === '/never') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(site.log.some((entry) => entry.path === '/never')).toBe(true);
+    expect(processesInGroups([group]).length).toBeGreaterThan(1);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await waitForNoProcesses([group], 10_000)).toEqual([]);
+  });
+});

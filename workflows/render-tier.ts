@@ -1,0 +1,88 @@
+/**
+ * The two-tier fetch, workflow side: which tier a page goes to first, whether the plain HTML
+ * asks for a browser, and what the origin learns from each render. Each tier's request is one
+ * request on the origin's politeness clock: a render after a plain fetch waits out the gap first.
+ */
+import type { FetchAndStoreInput, FetchAndStoreResult, RenderAndStoreResult } from '../activities/types';
+import {
+  learnTier,
+  planFetch,
+  type RenderLearning,
+  type RenderMode,
+  renderAfterFetch,
+  renderPaid,
+} from '../domain/render-decision';
+import { fetchAndStore, renderAndStore } from './origin-activities';
+
+export interface RenderTier {
+  mode: RenderMode;
+  /** The origin's learning; mutated here, carried by the origin across continue-as-new. */
+  learning: RenderLearning;
+  /** Marks the end of a request to the origin, for the politeness gap. */
+  requestEnded(msSinceResponse?: number): void;
+  /** Waits until the origin's gap since its last request has passed (durable timer). */
+  waitGap(): Promise<void>;
+}
+
+export type TieredResult = FetchAndStoreResult & { rendered?: boolean };
+
+export async function fetchWithTier(input: FetchAndStoreInput, tier: RenderTier): Promise<TieredResult> {
+  const plan = planFetch(tier.mode, tier.learning, input.url);
+  if (plan.tier === 'browser') {
+    try {
+      return learnFrom(input.url, await renderAndStore(input), tier);
+    } catch (error) {
+      // 'always' means always: a failed render is the page's failure. In 'auto' the plain tier still works.
+      if (tier.mode === 'always') throw error;
+      tier.requestEnded();
+      await tier.waitGap();
+      return fetchAndStore(input);
+    }
+  }
+
+  const fetched = await fetchAndStore(plan.assess ? { ...input, assessRender: true } : input);
+  const assessment = fetched.renderAssessment;
+  if (fetched.outcome !== 'ok' || !assessment) return fetched;
+  if (!renderAfterFetch(tier.learning, input.url, assessment)) {
+    if (!assessment.needsRender) learnTier(tier.learning, input.url, 'http', false);
+    return fetched;
+  }
+  tier.requestEnded(fetched.msSinceResponse);
+  await tier.waitGap();
+  let rendered: RenderAndStoreResult;
+  try {
+    rendered = await renderAndStore(input);
+  } catch (error) {
+    // The plain HTML is stored already: keep it, and say why it is not the rendered page.
+    tier.requestEnded();
+    return { ...fetched, error: `rendering failed, plain HTML kept: ${renderFailure(error)}` };
+  }
+  if (rendered.outcome !== 'ok') {
+    return { ...fetched, error: `rendering failed, plain HTML kept: ${rendered.error ?? rendered.outcome}` };
+  }
+  const merged = learnFrom(input.url, rendered, tier);
+  const seen = new Set(merged.discovered.map((found) => found.url));
+  return {
+    ...merged,
+    bytes: fetched.bytes + rendered.bytes,
+    discovered: [...fetched.discovered.filter((found) => !seen.has(found.url)), ...merged.discovered],
+  };
+}
+
+function learnFrom(url: string, rendered: RenderAndStoreResult, tier: RenderTier): TieredResult {
+  if (rendered.outcome !== 'ok') return rendered;
+  if (
+    tier.mode === 'auto' &&
+    rendered.rawTextChars !== undefined &&
+    rendered.renderedTextChars !== undefined
+  ) {
+    const paid = renderPaid(rendered.rawTextChars, rendered.renderedTextChars);
+    learnTier(tier.learning, url, paid ? 'browser' : 'http', true);
+  }
+  return { ...rendered, rendered: true };
+}
+
+function renderFailure(error: unknown): string {
+  const cause = (error as Error).cause;
+  return cause instanceof Error ? cause.message : (error as Error).message;
+}
