@@ -22,6 +22,7 @@ export interface CrawlCommandOptions {
   userAgent?: string;
   allowHost?: string[];
   maxBodyBytes?: number;
+  onlyDue?: boolean;
   crawlId?: string;
   wait?: boolean;
   json?: boolean;
@@ -54,6 +55,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    ...(options.onlyDue ? { onlyDue: true } : {}),
   };
   if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
     throw new UsageError('--scope domains needs at least one --domain');
@@ -161,6 +163,8 @@ function printSummary(summary: CrawlSummary, json: boolean): void {
       `  errors          ${summary.errors}`,
       `  robots-blocked  ${summary.robotsBlocked}`,
       `  origins         ${summary.origins}`,
+      `  changes         ${summary.pagesNew ?? 0} new, ${summary.pagesChanged ?? 0} changed, ${summary.pagesUnchanged ?? 0} unchanged, ${summary.pagesRemoved ?? 0} removed, ${summary.pagesDuplicate ?? 0} duplicate`,
+      `  chunks embedded ${summary.chunksEmbedded ?? 0}`,
       ...(summary.droppedByBudget > 0 ? [`  left by --max-pages ${summary.droppedByBudget}`] : []),
       '',
     ].join('\n'),

@@ -75,6 +75,7 @@ program
     'cut response bodies at this size (default 10 MiB)',
     integerOption('--max-body-bytes', 1),
   )
+  .option('--only-due', 'recrawl only known pages due by their learned revisit interval')
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')

@@ -34,6 +34,7 @@ interface StartCrawlBody {
   userAgent?: string;
   allowHosts?: string[];
   maxBodyBytes?: number;
+  onlyDue?: boolean;
 }
 
 interface CrawlRow {
@@ -111,6 +112,10 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
             userAgent: { type: 'string', minLength: 1, maxLength: 500 },
             allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
             maxBodyBytes: { type: 'integer', minimum: 1 },
+            onlyDue: {
+              type: 'boolean',
+              description: 'recrawl only known pages due by their learned revisit interval (default false)',
+            },
           },
         },
         response: {
@@ -153,6 +158,7 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
         ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
         ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
         ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
+        ...(body.onlyDue ? { onlyDue: true } : {}),
       };
       let spec: ReturnType<typeof buildSpec>;
       try {
