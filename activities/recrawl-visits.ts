@@ -191,7 +191,7 @@ async function recordChange(
   }
   const intervalMs = nextRevisitIntervalMs(previous?.revisitIntervalMs, change);
   await tx.query(
-    `UPDATE pages SET revisit_interval_ms = $2, next_visit_at = now() + $2 * interval '1 millisecond',
+    `UPDATE pages SET revisit_interval_ms = $2, next_visit_at = now() + $2::bigint * interval '1 millisecond',
             last_changed_at = CASE WHEN $3 THEN now() ELSE last_changed_at END
       WHERE id = $1`,
     [pageId, intervalMs, change !== 'unchanged'],
