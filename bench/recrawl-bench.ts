@@ -24,7 +24,18 @@ import type { CrawlSummary } from '../workflows/messages';
 
 const { values } = parseArgs({ options: { pages: { type: 'string', default: '500' } } });
 const PAGE_COUNT = Number(values.pages);
-const WORDS = ['river', 'stone', 'lantern', 'orbit', 'cedar', 'harbor', 'meadow', 'signal', 'quartz', 'ember'];
+const WORDS = [
+  'river',
+  'stone',
+  'lantern',
+  'orbit',
+  'cedar',
+  'harbor',
+  'meadow',
+  'signal',
+  'quartz',
+  'ember',
+];
 const TICK_MS = 1000 / 100;
 
 interface Measure {
@@ -101,7 +112,9 @@ async function main(): Promise<void> {
       const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
         taskQueue: TASK_QUEUES.crawl,
         workflowId: crawlWorkflowId(crawlId),
-        args: [{ crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: PAGE_COUNT * 2 }],
+        args: [
+          { crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: PAGE_COUNT * 2 },
+        ],
       });
       const wallMs = performance.now() - before.at;
       const self = process.cpuUsage(before.bench);

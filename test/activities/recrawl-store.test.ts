@@ -33,7 +33,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function page(p: string, hash: string, extra: Record<string, unknown> = {}): Promise<number> {
+async function page(p: string, hash: string, extra: Record<string, string | Date> = {}): Promise<number> {
   const url = `${ORIGIN}${p}`;
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_hash, etag)
