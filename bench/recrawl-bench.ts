@@ -6,7 +6,12 @@
  * both crawls and their ratios (issue 13 targets: ≥ 10× less CPU, ≥ 20× fewer bytes), with the
  * load average beside each figure. It asserts nothing.
  *
- *   npm run bench:recrawl -- [--pages N]
+ *   npm run bench:recrawl -- [--pages N] [--chrome-bytes N]
+ *
+ * `--chrome-bytes` adds that much site chrome (inline CSS and a navigation list, as real docs
+ * pages carry) to each page: the byte ratio depends on page weight, because a 304 still costs its
+ * status line and headers (~200 bytes). Real docs pages for scale: skopt-0.9 median 18.9 KB,
+ * peroxide-docs median 6.5 KB.
  *
  * CPU is the bench process (fetch, extraction, embedding and workflow workers run in it), the
  * Temporal server and the Postgres processes alive at the end of a crawl, from /proc.
@@ -22,8 +27,11 @@ import { startTestStack } from '../test/helpers/stack';
 import { serveVersionedPages } from '../test/helpers/versioned-site';
 import type { CrawlSummary } from '../workflows/messages';
 
-const { values } = parseArgs({ options: { pages: { type: 'string', default: '500' } } });
+const { values } = parseArgs({
+  options: { pages: { type: 'string', default: '500' }, 'chrome-bytes': { type: 'string', default: '0' } },
+});
 const PAGE_COUNT = Number(values.pages);
+const CHROME_BYTES = Number(values['chrome-bytes']);
 const WORDS = [
   'river',
   'stone',
@@ -79,6 +87,18 @@ function postgresCpuMs(dataDir: string): number {
   return total;
 }
 
+/** Inline CSS and a site navigation of about `bytes` bytes, the same on every page. */
+function chrome(bytes: number): string {
+  if (bytes <= 0) return '';
+  const rules: string[] = [];
+  for (let i = 0; rules.join('').length < bytes / 2; i++)
+    rules.push(`.c${i}{margin:${i % 7}px;color:#${(i * 4099) % 4096}}`);
+  const items: string[] = [];
+  for (let i = 0; items.join('').length < bytes / 2; i++)
+    items.push(`<li><a href="/page-${i % 50}.html">Section ${i}</a></li>`);
+  return `<style>${rules.join('')}</style><nav><ul>${items.join('')}</ul></nav>`;
+}
+
 function pageBody(i: number): string {
   const words: string[] = [];
   let x = i * 2654435761;
@@ -95,7 +115,10 @@ async function main(): Promise<void> {
   const paths = Array.from({ length: PAGE_COUNT }, (_, i) => (i === 0 ? '/' : `/page-${i}.html`));
   paths.forEach((p, i) => {
     const links = i === 0 ? paths.slice(1) : [paths[(i + 1) % PAGE_COUNT] as string, '/'];
-    pages.set(p, pageHtml(`Page ${i}`, links, pageBody(i)));
+    pages.set(
+      p,
+      pageHtml(`Page ${i}`, links, pageBody(i)).replace('<body>', `<body>${chrome(CHROME_BYTES)}`),
+    );
   });
   const stack = await startTestStack();
   try {
@@ -141,7 +164,7 @@ async function main(): Promise<void> {
     const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(1)}×` : '∞');
     process.stdout.write(
       [
-        `recrawl of an unchanged ${PAGE_COUNT}-page site (${os.cpus().length} cores)`,
+        `recrawl of an unchanged ${PAGE_COUNT}-page site, ${CHROME_BYTES} bytes of chrome per page (${os.cpus().length} cores)`,
         row('first', first),
         row('recrawl', second),
         `ratios   wall ${ratio(first.wallMs, second.wallMs)} | CPU ${ratio(first.cpuMs.total, second.cpuMs.total)} ` +
