@@ -131,14 +131,15 @@ export async function trackNotModified(
 ): Promise<VisitFields> {
   return db.transaction(async (tx) => {
     await tx.query('UPDATE pages SET fetched_at = now() WHERE id = $1', [known.id]);
-    await recordChange(tx, crawlId, known.id, 'unchanged', 304, known);
+    // A retried attempt whose first one stored the page gets 304 for it: report that visit's verdict.
+    const change = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known);
     const extracted = known.extractedHash === known.contentHash;
     const duplicate = known.duplicateKind !== null;
     // A near duplicate was extracted (its SimHash decided it); exact and canonical copies never are.
     const current =
       known.noindex || (duplicate ? known.duplicateKind !== 'near' || extracted : extracted && known.indexed);
     return {
-      change: 'unchanged',
+      change,
       current,
       ...(duplicate ? { duplicate: true } : {}),
       ...(current && known.indexed && !duplicate && !known.noindex ? { indexed: true } : {}),
