@@ -19,6 +19,7 @@ import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
+import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
 import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult, FetchSpec } from './types';
 
@@ -62,6 +63,8 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         signal: context.cancellationSignal,
       });
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
+      // A known page is asked conditionally: an unchanged one answers 304 and costs nothing more.
+      const known = await loadKnownPage(db, input.url);
       const fetched = await fetchPage(input.url, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -71,13 +74,14 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         maxRedirects: input.spec.maxRedirects,
         ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
         signal: context.cancellationSignal,
+        ...conditionalHeaders(known),
       });
       observeFetch(fetched.timings.totalMs, fetched.kind);
       await recordFetch(db, input, fetched);
       const result =
         fetched.kind === 'ok'
           ? await store(db, input, fetched, scopeFor(input.crawlId, input.spec))
-          : failed(fetched, context.info.attempt);
+          : await trackUnstored(db, input.crawlId, known, failed(fetched, context.info.attempt));
       if (input.assessRender && fetched.kind === 'ok') {
         const { needsRender, reasons, visibleTextChars } = assessHtml(fetched.text);
         result.renderAssessment = { needsRender, reasons, visibleTextChars };
@@ -196,8 +200,12 @@ export async function store(
   // nofollow pages still record their edges in the graph; their links are just not followed.
   const candidates = directives.nofollow ? [] : followable(extraction, input, inScope);
   const edges = dedupeEdges(extraction);
+  const canonicalUrl = otherCanonical(extraction, finalUrl, inScope);
+  if (canonicalUrl && !directives.nofollow)
+    candidates.push({ url: canonicalUrl, origin: originOf(canonicalUrl), depth: input.depth });
 
-  const { pageId, discovered } = await db.transaction(async (tx) => {
+  const { pageId, discovered, visit } = await db.transaction(async (tx) => {
+    const previous = await loadKnownPage(tx, finalUrl);
     const page = await tx.query<{ id: number }>(
       `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
                           content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetch_tier, fetched_at)
@@ -236,7 +244,13 @@ export async function store(
     // A redirect target is claimed too, so a link to it later does not fetch it again.
     if (finalUrl !== input.url)
       candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
-    return { pageId: id, discovered: await claim(tx, input, candidates) };
+    const visit = await trackStoredVisit(
+      tx,
+      input.crawlId,
+      { id, contentHash, noindex: directives.noindex, ...(canonicalUrl ? { canonicalUrl } : {}) },
+      previous,
+    );
+    return { pageId: id, discovered: await claim(tx, input, candidates), visit };
   });
 
   return {
@@ -249,7 +263,18 @@ export async function store(
     linksStored: edges.length,
     discovered: discovered.filter((found) => found.url !== finalUrl),
     ...(directives.noindex ? { noindex: true } : {}),
+    ...visit,
   };
+}
+
+/** The page's rel=canonical when it names another URL in scope: this page is then its duplicate. */
+function otherCanonical(
+  extraction: LinkExtraction,
+  finalUrl: string,
+  inScope: ScopePredicate,
+): string | undefined {
+  const canonical = extraction.canonicalUrl;
+  return canonical && canonical !== finalUrl && inScope(canonical) ? canonical : undefined;
 }
 
 /** Links the crawl may follow from this page: in scope, within depth, not traps, not nofollow. */

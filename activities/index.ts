@@ -9,6 +9,7 @@ import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
 import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
+import { createRecrawlFrontier } from './recrawl-frontier';
 import { createRenderAndStore } from './render/render-and-store';
 import { createRobotsPolicy } from './robots-policy';
 import { createSitemapActivities } from './sitemaps';
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     ...createPageContent(deps),
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
+    ...createRecrawlFrontier(deps),
   };
 }
 

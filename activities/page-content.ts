@@ -13,6 +13,7 @@ import type { Database, Queryable } from '../db/database';
 import type { MarkdownChunk } from '../domain/chunking';
 import { textSearchConfigFor } from '../domain/text-search-config';
 import { observeExtract } from '../infra/metrics';
+import { settleNearDuplicate } from './near-duplicates';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
 import { analysePageInThread } from './page-analysis-pool';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
@@ -31,6 +32,7 @@ interface PageRow {
   charset: string | null;
   body_gz: Buffer | Uint8Array | null;
   noindex: boolean;
+  duplicate_kind: string | null;
 }
 
 /** Rows per INSERT: 10 parameters each stays far below Postgres's 65,535-parameter limit. */
@@ -40,12 +42,13 @@ export function createPageContent({ db, analyse = analysePageInThread }: PageCon
   return {
     async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
       const found = await db.query<PageRow>(
-        `SELECT id, final_url, content_hash, extracted_hash, charset, body_gz, noindex FROM pages WHERE id = $1`,
+        `SELECT id, final_url, content_hash, extracted_hash, charset, body_gz, noindex, duplicate_kind FROM pages WHERE id = $1`,
         [pageId],
       );
       const page = found.rows[0];
       if (!page) throw ApplicationFailure.nonRetryable(`page ${pageId} does not exist`, 'PageNotFound');
       if (page.content_hash !== null && page.extracted_hash === page.content_hash) {
+        if (page.duplicate_kind === 'near') return { chunks: 0, toEmbed: 0, skipped: true, duplicate: true };
         return { ...(await countChunks(db, pageId)), skipped: true };
       }
 
@@ -59,7 +62,7 @@ export function createPageContent({ db, analyse = analysePageInThread }: PageCon
 
       const language = extracted.metadata.language ?? null;
       const tsConfig = textSearchConfigFor(extracted.metadata.language);
-      const reused = await db.transaction(async (tx) => {
+      const outcome = await db.transaction(async (tx) => {
         await tx.query(
           `UPDATE pages SET markdown = $2, metadata = $3, language = $4, word_count = $5, extract_strategy = $6,
                   extract_confidence = $7, title = COALESCE(NULLIF($8, ''), title), extracted_hash = content_hash,
@@ -76,9 +79,13 @@ export function createPageContent({ db, analyse = analysePageInThread }: PageCon
             extracted.title,
           ],
         );
+        // A near copy of a live page keeps its extraction (and SimHash) but no chunks.
+        if (!page.noindex && (await settleNearDuplicate(tx, pageId, extracted.text)) !== undefined)
+          return 'duplicate';
         return replaceChunks(tx, pageId, chunks, tsConfig);
       });
-      return { chunks: chunks.length, toEmbed: chunks.length - reused, skipped: false };
+      if (outcome === 'duplicate') return { chunks: 0, toEmbed: 0, skipped: false, duplicate: true };
+      return { chunks: chunks.length, toEmbed: chunks.length - outcome, skipped: false };
     },
   };
 }

@@ -3,6 +3,7 @@
  * Workflows import this file as types only.
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
+import type { PageChange } from '../domain/revisit';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
 
@@ -84,6 +85,17 @@ export interface FetchAndStoreResult {
   msSinceResponse?: number;
   /** With `assessRender`: whether the HTML looks client-rendered, and why. */
   renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };
+  /** What this visit found for the stored page (absent for answers that concern no stored page). */
+  change?: PageChange;
+  /**
+   * The stored page needs no processing (unchanged and already processed, a duplicate, or a
+   * tombstone): the workflow starts no page workflow for it.
+   */
+  current?: boolean;
+  /** With `current`: the page is searchable as it is. */
+  indexed?: boolean;
+  /** The page is a copy of another (same body, near-same text, or rel=canonical): never indexed. */
+  duplicate?: boolean;
 }
 
 export interface FetchRobotsInput {
@@ -141,6 +153,8 @@ export interface ProcessPageContentResult {
   skipped: boolean;
   /** Set when skipped: the page is already marked indexed (its vectors were written before). */
   indexed?: boolean;
+  /** The page nearly duplicates a live page (SimHash): it keeps no chunks and is not indexed. */
+  duplicate?: boolean;
 }
 
 export type { EmbedPageInput, EmbedPageResult };
@@ -196,6 +210,39 @@ export interface NextClaimedUrlsResult {
   done: boolean;
 }
 
+export interface ClaimKnownPagesInput {
+  crawlId: string;
+  /** `scheme://host[:port]`: only this origin's stored pages are claimed. */
+  origin: string;
+  spec: FetchSpec;
+}
+
+export interface ClaimKnownPagesResult {
+  /** Known pages of the origin claimed for this crawl from the store (any run's claims). */
+  claimedTotal: number;
+  /** Of those, pages due for a visit now. */
+  due: number;
+}
+
+export interface NextKnownUrlsInput {
+  crawlId: string;
+  origin: string;
+  /** The `lastUrl` of the previous page; absent for the first page. */
+  afterUrl?: string;
+  /** At most 500. */
+  limit: number;
+  /** Leave out known pages that are not due yet. */
+  onlyDue: boolean;
+}
+
+export interface NextKnownUrlsResult {
+  items: Array<{ url: string; depth: number; due: boolean }>;
+  /** Cursor for the next call; absent when this page is empty. */
+  lastUrl?: string;
+  /** True when this page was the last (fewer than `limit` items). */
+  done: boolean;
+}
+
 export interface ActivityApi {
   fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult>;
   renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult>;
@@ -207,4 +254,6 @@ export interface ActivityApi {
   embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
+  claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult>;
+  nextKnownUrls(input: NextKnownUrlsInput): Promise<NextKnownUrlsResult>;
 }

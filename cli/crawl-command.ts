@@ -27,6 +27,7 @@ export interface CrawlCommandOptions {
   allowHost?: string[];
   maxBodyBytes?: number;
   render?: string;
+  onlyDue?: boolean;
   crawlId?: string;
   wait?: boolean;
   json?: boolean;
@@ -60,6 +61,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
     ...(options.render !== undefined ? { render: options.render as CrawlSpec['render'] } : {}),
+    ...(options.onlyDue ? { onlyDue: true } : {}),
   };
   if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
     throw new UsageError('--scope domains needs at least one --domain');
@@ -197,6 +199,8 @@ export function printSummary(summary: CrawlSummary, failures: FailureGroup[], js
       `  robots-blocked  ${summary.robotsBlocked}`,
       ...(summary.unreachable ? [`  unreachable     ${summary.unreachable}`] : []),
       `  origins         ${summary.origins}`,
+      `  changes         ${summary.pagesNew ?? 0} new, ${summary.pagesChanged ?? 0} changed, ${summary.pagesUnchanged ?? 0} unchanged, ${summary.pagesRemoved ?? 0} removed, ${summary.pagesDuplicate ?? 0} duplicate`,
+      `  chunks embedded ${summary.chunksEmbedded ?? 0}`,
       ...(summary.droppedByBudget > 0 ? [`  left by --max-pages ${summary.droppedByBudget}`] : []),
       ...formatFailures(failures),
       '',

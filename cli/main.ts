@@ -85,6 +85,7 @@ program
       'render pages in headless Chromium: auto (when the HTML needs JavaScript), always, never (default auto)',
     ).choices(['auto', 'always', 'never']),
   )
+  .option('--only-due', 'recrawl only known pages due by their learned revisit interval')
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')

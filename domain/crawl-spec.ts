@@ -67,6 +67,11 @@ function buildCrawlSpecSchema() {
         .positive()
         .max(512 * 1024 * 1024)
         .default(10 * 1024 * 1024),
+      /**
+       * Recrawl only known pages that are due by their learned revisit interval; the others are
+       * left unvisited (seeds and newly found pages are still fetched). @default false
+       */
+      onlyDue: z.boolean().default(false),
       /** Read each origin's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml) into the frontier. @default true */
       sitemaps: z.boolean().default(true),
       /** Time for a whole response body to arrive; a slower (trickling) body is cut. @default 30000 */

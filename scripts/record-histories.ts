@@ -19,8 +19,9 @@
  * appear, and writes the histories of the crawl workflow, both origin workflows and the seed's
  * page workflow as `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow
  * id and type). Then it crawls the same, unchanged site again with `perOriginConcurrency: 2`
- * and records that crawl's primary origin workflow (fetches beside the loop) and the seed's page
- * workflow (unchanged and indexed: no embed activity) as `origin-concurrent` and `page-unchanged`.
+ * and records that crawl's primary origin workflow (fetches beside the loop, and the recrawl's
+ * claim of known pages from the store) as `origin-concurrent`. An unchanged, indexed page starts no
+ * page workflow on a recrawl any more, so `page-unchanged.v1.json` is the last of its kind.
  * File names, the site and the crawl spec are fixed, so a re-run rewrites the same files; only
  * ports, timestamps and ids inside differ.
  */
@@ -195,7 +196,6 @@ async function main(): Promise<void> {
         originWorkflowId(RECRAWL_ID, primary.origin),
         WORKFLOW_TYPES.origin,
       ),
-      await record(stack, 'page-unchanged', pageWorkflowId(RECRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
     ];
     // Older recordings (`<name>.vN.json`) stay in the manifest: workflows of that code may still run.
     const manifestFile = path.join(OUT_DIR, 'manifest.json');

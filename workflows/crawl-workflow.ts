@@ -313,6 +313,12 @@ function summarize(spec: CrawlSpec, state: CrawlState): CrawlSummary {
     origins: Object.keys(state.origins).length,
     droppedByBudget: totals.droppedByBudget,
     pagesRendered: totals.rendered ?? 0,
+    pagesNew: totals.pagesNew ?? 0,
+    pagesChanged: totals.pagesChanged ?? 0,
+    pagesUnchanged: totals.pagesUnchanged ?? 0,
+    pagesRemoved: totals.pagesRemoved ?? 0,
+    pagesDuplicate: totals.duplicates ?? 0,
+    chunksEmbedded: totals.chunksEmbedded ?? 0,
     ...(failed ? { failureReason: firstError ?? 'no page could be fetched' } : {}),
     durationMs: Date.now() - state.startedAtMs,
   };

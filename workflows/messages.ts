@@ -31,6 +31,15 @@ export interface OriginStats {
   circuitOpens?: number;
   /** URLs left unfetched because the crawl's page budget ran out. */
   droppedByBudget: number;
+  /** Recrawl change tracking: pages seen for the first time, changed, unchanged, removed. */
+  pagesNew?: number;
+  pagesChanged?: number;
+  pagesUnchanged?: number;
+  pagesRemoved?: number;
+  /** Pages found to copy another (exact, near or rel=canonical): not indexed. */
+  duplicates?: number;
+  /** Chunks embedded by this crawl's page workflows (vectors reused from unchanged chunks excluded). */
+  chunksEmbedded?: number;
   /** Workflow time of the first and latest fetch, for a pages/s rate. */
   firstFetchAtMs?: number;
   lastFetchAtMs?: number;
@@ -53,6 +62,12 @@ export function emptyOriginStats(): OriginStats {
     notModified: 0,
     robotsBlocked: 0,
     droppedByBudget: 0,
+    pagesNew: 0,
+    pagesChanged: 0,
+    pagesUnchanged: 0,
+    pagesRemoved: 0,
+    duplicates: 0,
+    chunksEmbedded: 0,
   };
 }
 
@@ -122,6 +137,18 @@ export interface CrawlSummary {
   droppedByBudget: number;
   /** Pages rendered in a headless browser (counted in pagesFetched too). */
   pagesRendered: number;
+  /** Visited pages never stored before. */
+  pagesNew: number;
+  /** Visited known pages whose content changed (or that came back after removal). */
+  pagesChanged: number;
+  /** Visited known pages answering 304 or the same content hash. */
+  pagesUnchanged: number;
+  /** Known pages that answered 404/410 or now say noindex: removed from search, kept as tombstones. */
+  pagesRemoved: number;
+  /** Pages that copy another (same content hash, SimHash within 3 bits, or rel=canonical): not indexed. */
+  pagesDuplicate: number;
+  /** Chunks whose vectors this crawl computed (0 for a recrawl of an unchanged site). */
+  chunksEmbedded: number;
   /** Why the crawl counts as failed (e.g. every seed unreachable). */
   failureReason?: string;
   durationMs: number;

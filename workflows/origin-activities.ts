@@ -36,7 +36,7 @@ export const { ingestSitemaps } = proxyActivities<ActivityApi>({
   },
 });
 
-export const { nextClaimedUrls } = proxyActivities<ActivityApi>({
+export const { nextClaimedUrls, nextKnownUrls } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.fetch,
   startToCloseTimeout: '30 seconds',
   retry: {
@@ -61,5 +61,16 @@ export const { renderAndStore } = proxyActivities<ActivityApi>({
     maximumInterval: '30 seconds',
     maximumAttempts: 3,
     nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES, 'BrowserUnavailableError'],
+  },
+});
+
+/** Claims an origin's known pages for a recrawl: one pass over its stored pages. */
+export const { claimKnownPages } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  startToCloseTimeout: '10 minutes',
+  retry: {
+    maximumAttempts: 60,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
   },
 });

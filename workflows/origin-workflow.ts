@@ -60,6 +60,14 @@ import {
 } from './messages';
 import { fetchAndStore, fetchRobots, ingestSitemaps, nextClaimedUrls } from './origin-activities';
 import { pageWorkflow } from './page-workflow';
+import {
+  claimKnown,
+  countPageOutcome,
+  countVisit,
+  type KnownPagesCursor,
+  needsPageWorkflow,
+  topUpKnown,
+} from './recrawl';
 import { fetchWithTier, type RenderTier } from './render-tier';
 
 /** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
@@ -102,6 +110,8 @@ export interface OriginState extends OriginHealth {
   deniedAs?: DenialCounter;
   /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
   sitemaps?: { cursor?: string; done: boolean };
+  /** Where the frontier stands in this origin's known pages (a recrawl), kept in Postgres. */
+  known?: KnownPagesCursor;
   /** Paused by an operator (control signal): no request until resumed. */
   paused?: boolean;
   cancelled?: boolean;
@@ -112,6 +122,8 @@ export interface OriginState extends OriginHealth {
 interface PageOutcome {
   indexed: boolean;
   error?: string;
+  chunksEmbedded?: number;
+  duplicate?: boolean;
 }
 
 export interface OriginResult {
@@ -253,6 +265,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   async function drainPageChildren(): Promise<void> {
     while (pageChildren.length > 0) {
       const outcome = await pageChildren.shift();
+      if (outcome) countPageOutcome(state.stats, outcome);
       if (outcome?.indexed) state.stats.indexed++;
       else if (outcome?.error) {
         state.stats.errors++;
@@ -308,8 +321,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         pushTo(state.pendingRelay, found.origin, { url: found.url, depth: found.depth });
       }
     }
+    countVisit(state.stats, result);
     if (result.noindex) state.stats.noindex = (state.stats.noindex ?? 0) + 1;
-    else if (result.pageId !== undefined) startPage(result.pageId);
+    else if (needsPageWorkflow(result) && result.pageId !== undefined) startPage(result.pageId);
   }
 
   /** 429/5xx: the URL goes back first in line and the origin pauses (durable timer). */
@@ -350,7 +364,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       })
         .then((child) => child.result())
         .then(
-          (result): PageOutcome => ({ indexed: result.indexed }),
+          (result): PageOutcome => ({
+            indexed: result.indexed,
+            ...(result.chunksEmbedded ? { chunksEmbedded: result.chunksEmbedded } : {}),
+            ...(result.duplicate ? { duplicate: true } : {}),
+          }),
           (error: unknown): PageOutcome =>
             // The same page reached twice in one crawl (a redirect alias): its workflow already ran.
             error instanceof WorkflowExecutionAlreadyStartedError
@@ -483,9 +501,18 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   if (!state.deniedReason && state.sitemaps === undefined && spec.sitemaps && patched('sitemaps-v1')) {
     await readSitemaps();
   }
+  // A recrawl: every known page of the origin in scope is claimed before the first page is fetched.
+  if (!state.deniedReason && state.known === undefined && patched('recrawl-v1')) {
+    state.known = await claimKnown(spec, origin, fetchSpec());
+  }
 
   while (!finishRequested) {
     if (relayPending() >= RELAY_BATCH) await flushRelay();
+    if (state.known && !state.budgetExhausted && !state.deniedReason) {
+      await topUpKnown(spec, origin, state.known, size(frontier), (item, priority) =>
+        push(frontier, item, priority),
+      );
+    }
     if (state.sitemaps && !state.sitemaps.done && !state.budgetExhausted && !state.deniedReason) {
       if (size(frontier) < SITEMAP_LOW_WATER) await topUpFromSitemaps(state.sitemaps);
     }

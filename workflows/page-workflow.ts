@@ -39,6 +39,10 @@ export interface PageWorkflowResult {
   /** The page has chunks with vectors: it is searchable. */
   indexed: boolean;
   chunks?: number;
+  /** Chunks this run embedded. */
+  chunksEmbedded?: number;
+  /** A near duplicate of a live page: not indexed. */
+  duplicate?: boolean;
 }
 
 export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkflowResult> {
@@ -48,7 +52,13 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
   }
   const content = await processPageContent({ pageId: input.pageId });
   // A page with no content (empty, or nothing but chrome) is stored but not indexed.
-  if (content.chunks === 0) return { pageId: input.pageId, indexed: false, chunks: 0 };
+  if (content.chunks === 0)
+    return {
+      pageId: input.pageId,
+      indexed: false,
+      chunks: 0,
+      ...(content.duplicate ? { duplicate: true } : {}),
+    };
   // Unchanged since it was indexed, every chunk with a vector from the current model: a recrawl
   // pays no embed activity for it. Runs recorded before this embedded regardless.
   if (
@@ -59,6 +69,11 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
   ) {
     return { pageId: input.pageId, indexed: true, chunks: content.chunks };
   }
-  await embedPage({ pageId: input.pageId });
-  return { pageId: input.pageId, indexed: true, chunks: content.chunks };
+  const embedded = await embedPage({ pageId: input.pageId });
+  return {
+    pageId: input.pageId,
+    indexed: true,
+    chunks: content.chunks,
+    chunksEmbedded: embedded?.embedded ?? 0,
+  };
 }

@@ -36,6 +36,7 @@ export interface StartCrawlBody {
   allowHosts?: string[];
   maxBodyBytes?: number;
   render?: 'auto' | 'never' | 'always';
+  onlyDue?: boolean;
 }
 
 /** Body fields that shape the crawl spec, shared with the schedule routes (named as in the spec). */
@@ -62,6 +63,10 @@ export const CRAWL_SPEC_PROPERTIES = {
   userAgent: { type: 'string', minLength: 1, maxLength: 500 },
   allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
   maxBodyBytes: { type: 'integer', minimum: 1 },
+  onlyDue: {
+    type: 'boolean',
+    description: 'recrawl only known pages due by their learned revisit interval (default false)',
+  },
 } as const;
 
 const START_CRAWL_PROPERTIES = {
@@ -94,6 +99,7 @@ export function specFromBody(body: StartCrawlBody): ReturnType<typeof buildSpec>
     ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
     ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
     ...(body.render !== undefined ? { render: body.render } : {}),
+    ...(body.onlyDue ? { onlyDue: true } : {}),
   };
   try {
     return buildSpec(body.seeds, options);

@@ -1,0 +1,74 @@
+/**
+ * Near duplicates, for the page content activity: the page's SimHash is stored, and a live page
+ * whose SimHash is at most NEAR_DUPLICATE_BITS away makes this one its copy (`duplicate_of`, kind
+ * 'near'): the copy keeps no chunks, so it never appears in search. Candidates come from the four
+ * 16-bit band indexes (db/migrations/008_recrawl.sql), never from a scan of all pages.
+ */
+import type { Queryable } from '../db/database';
+import {
+  hammingDistance,
+  NEAR_DUPLICATE_BITS,
+  simhash,
+  simhashBands,
+  simhashFromSigned,
+  simhashToSigned,
+} from '../domain/simhash';
+
+/** Texts shorter than this carry too few shingles for a fingerprint to mean anything. */
+const MIN_WORDS = 20;
+
+/**
+ * Stores the SimHash of `text` on the page and returns the id of the live page it nearly
+ * duplicates, if any (the page is then marked and its chunks deleted), else undefined (a former
+ * near-duplicate mark is cleared).
+ */
+export async function settleNearDuplicate(
+  tx: Queryable,
+  pageId: number,
+  text: string,
+): Promise<number | undefined> {
+  const words = text.split(/\s+/).filter((word) => word.length > 0).length;
+  if (words < MIN_WORDS) {
+    await tx.query(
+      `UPDATE pages SET simhash = NULL,
+              duplicate_of = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_of END,
+              duplicate_kind = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_kind END
+        WHERE id = $1`,
+      [pageId],
+    );
+    return undefined;
+  }
+  const fingerprint = simhash(text);
+  // One decision at a time, so two near copies processed at once cannot both stay live.
+  await tx.query('SELECT pg_advisory_xact_lock(8008001)');
+  const [b0, b1, b2, b3] = simhashBands(fingerprint);
+  // The expressions match the band indexes exactly, so each OR arm is an index probe.
+  const candidates = await tx.query<{ id: string; simhash: string }>(
+    `SELECT id::text, simhash::text FROM pages
+      WHERE simhash IS NOT NULL
+        AND (((simhash >> 48) & 65535) = $2 OR ((simhash >> 32) & 65535) = $3
+             OR ((simhash >> 16) & 65535) = $4 OR (simhash & 65535) = $5)
+        AND id <> $1 AND removed_at IS NULL AND duplicate_kind IS NULL AND NOT noindex
+      ORDER BY id`,
+    [pageId, b0, b1, b2, b3],
+  );
+  const original = candidates.rows.find(
+    (row) => hammingDistance(simhashFromSigned(row.simhash), fingerprint) <= NEAR_DUPLICATE_BITS,
+  );
+  if (original) {
+    await tx.query('DELETE FROM chunks WHERE page_id = $1', [pageId]);
+    await tx.query(
+      `UPDATE pages SET simhash = $2, duplicate_of = $3, duplicate_kind = 'near', indexed_at = NULL WHERE id = $1`,
+      [pageId, simhashToSigned(fingerprint), original.id],
+    );
+    return Number(original.id);
+  }
+  await tx.query(
+    `UPDATE pages SET simhash = $2,
+            duplicate_of = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_of END,
+            duplicate_kind = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_kind END
+      WHERE id = $1`,
+    [pageId, simhashToSigned(fingerprint)],
+  );
+  return undefined;
+}

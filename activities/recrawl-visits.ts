@@ -1,0 +1,285 @@
+/**
+ * Recrawl bookkeeping of one visit, for the fetch activity: the stored validators a conditional
+ * GET sends, and what the answer means for the stored page — new, changed, unchanged or removed
+ * (a tombstone), an exact or rel=canonical duplicate, and when the page is next due.
+ *
+ * Idempotent across activity retries: a visit is recorded in `page_changes` once per crawl and
+ * page (the first attempt's verdict wins), and the page's revisit arithmetic runs only with it.
+ */
+import type { Database, Queryable } from '../db/database';
+import { nextRevisitIntervalMs, type PageChange } from '../domain/revisit';
+import type { FetchAndStoreResult } from './types';
+
+/** The stored row of a page, as a visit needs it. */
+export interface KnownPage {
+  id: number;
+  url: string;
+  etag: string | null;
+  lastModified: string | null;
+  contentHash: string | null;
+  extractedHash: string | null;
+  indexed: boolean;
+  noindex: boolean;
+  removed: boolean;
+  duplicateKind: string | null;
+  revisitIntervalMs: number | null;
+}
+
+interface KnownPageRow {
+  id: string;
+  url: string;
+  etag: string | null;
+  last_modified: string | null;
+  content_hash: string | null;
+  extracted_hash: string | null;
+  indexed: boolean;
+  noindex: boolean;
+  removed: boolean;
+  duplicate_kind: string | null;
+  revisit_interval_ms: string | null;
+}
+
+export async function loadKnownPage(db: Queryable, url: string): Promise<KnownPage | undefined> {
+  const { rows } = await db.query<KnownPageRow>(
+    `SELECT id::text, url, etag, last_modified, content_hash, extracted_hash, indexed_at IS NOT NULL AS indexed,
+            noindex, removed_at IS NOT NULL AS removed, duplicate_kind, revisit_interval_ms::text
+       FROM pages WHERE url = $1`,
+    [url],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    id: Number(row.id),
+    url: row.url,
+    etag: row.etag,
+    lastModified: row.last_modified,
+    contentHash: row.content_hash,
+    extractedHash: row.extracted_hash,
+    indexed: row.indexed,
+    noindex: row.noindex,
+    removed: row.removed,
+    duplicateKind: row.duplicate_kind,
+    revisitIntervalMs: row.revisit_interval_ms === null ? null : Number(row.revisit_interval_ms),
+  };
+}
+
+/**
+ * `If-None-Match` / `If-Modified-Since` from the stored validators. A tombstone asks for the whole
+ * body: its chunks are gone, so "not modified" would tell us nothing we could index again.
+ */
+export function conditionalHeaders(known: KnownPage | undefined): {
+  ifNoneMatch?: string;
+  ifModifiedSince?: string;
+} {
+  if (!known || known.removed || known.contentHash === null) return {};
+  return {
+    ...(known.etag ? { ifNoneMatch: known.etag } : {}),
+    ...(known.lastModified ? { ifModifiedSince: known.lastModified } : {}),
+  };
+}
+
+/** What the fetch activity adds to its result for a visit the recrawl tracked. */
+export type VisitFields = Pick<FetchAndStoreResult, 'change' | 'current' | 'indexed' | 'duplicate'>;
+
+/**
+ * After a 200 stored the page (inside the same transaction): classifies the visit, tombstones a
+ * page that now says noindex, marks exact and rel=canonical duplicates, and times the next visit.
+ */
+export async function trackStoredVisit(
+  tx: Queryable,
+  crawlId: string,
+  page: { id: number; contentHash: string; noindex: boolean; canonicalUrl?: string },
+  previous: KnownPage | undefined,
+): Promise<VisitFields> {
+  const wasLive = previous !== undefined && !previous.removed && !previous.noindex;
+  const sameBody = previous?.contentHash === page.contentHash;
+  let change: PageChange;
+  if (!previous) change = 'new';
+  else if (page.noindex) change = wasLive ? 'removed' : sameBody ? 'unchanged' : 'changed';
+  else if (previous.removed || previous.noindex) change = 'changed';
+  else change = sameBody ? 'unchanged' : 'changed';
+
+  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous);
+  if (recorded !== change) return { change: recorded, current: false };
+
+  if (page.noindex) {
+    if (wasLive) await tombstone(tx, page.id, 'noindex');
+    return { change, current: true };
+  }
+  await tx.query('UPDATE pages SET removed_at = NULL, removed_reason = NULL WHERE id = $1', [page.id]);
+
+  const duplicate = await markExactOrCanonicalDuplicate(tx, page);
+  if (duplicate) return { change, current: true, duplicate: true };
+
+  const current =
+    change === 'unchanged' &&
+    previous?.extractedHash === page.contentHash &&
+    (previous.indexed || previous.duplicateKind === 'near');
+  return {
+    change,
+    current,
+    ...(current && previous?.duplicateKind === 'near' ? { duplicate: true } : {}),
+    ...(current && previous?.indexed ? { indexed: true } : {}),
+  };
+}
+
+/** A 304 for a known page: nothing to store but the visit; processing only if it never finished. */
+export async function trackNotModified(
+  db: Database,
+  crawlId: string,
+  known: KnownPage,
+): Promise<VisitFields> {
+  return db.transaction(async (tx) => {
+    await tx.query('UPDATE pages SET fetched_at = now() WHERE id = $1', [known.id]);
+    // A retried attempt whose first one stored the page gets 304 for it: report that visit's verdict.
+    const change = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known);
+    const extracted = known.extractedHash === known.contentHash;
+    const duplicate = known.duplicateKind !== null;
+    // A near duplicate was extracted (its SimHash decided it); exact and canonical copies never are.
+    const current =
+      known.noindex || (duplicate ? known.duplicateKind !== 'near' || extracted : extracted && known.indexed);
+    return {
+      change,
+      current,
+      ...(duplicate ? { duplicate: true } : {}),
+      ...(current && known.indexed && !duplicate && !known.noindex ? { indexed: true } : {}),
+    };
+  });
+}
+
+/** A known page answering 404 or 410 leaves search and the live link graph; its row stays. */
+export async function trackGone(
+  db: Database,
+  crawlId: string,
+  known: KnownPage,
+  status: number,
+): Promise<VisitFields> {
+  return db.transaction(async (tx) => {
+    const change: PageChange = known.removed ? 'unchanged' : 'removed';
+    const recorded = await recordChange(tx, crawlId, known.id, change, status, known);
+    if (recorded === change && !known.removed) {
+      await tombstone(tx, known.id, `http-${status}`);
+      await tx.query('DELETE FROM links WHERE from_page_id = $1', [known.id]);
+    }
+    return { change: recorded, current: true };
+  });
+}
+
+/**
+ * Records the visit once per crawl and page and, with it, the page's revisit interval, next visit
+ * and last change. Returns the change recorded (an earlier attempt's, on a retry).
+ */
+async function recordChange(
+  tx: Queryable,
+  crawlId: string,
+  pageId: number,
+  change: PageChange,
+  status: number,
+  previous: KnownPage | undefined,
+): Promise<PageChange> {
+  const inserted = await tx.query(
+    `INSERT INTO page_changes (crawl_id, page_id, url, change, status)
+     SELECT $1, id, url, $3, $4 FROM pages WHERE id = $2
+     ON CONFLICT (crawl_id, page_id) DO NOTHING`,
+    [crawlId, pageId, change, status],
+  );
+  if (inserted.rowCount === 0) {
+    const earlier = await tx.query<{ change: PageChange }>(
+      'SELECT change FROM page_changes WHERE crawl_id = $1 AND page_id = $2',
+      [crawlId, pageId],
+    );
+    return earlier.rows[0]?.change ?? change;
+  }
+  const intervalMs = nextRevisitIntervalMs(previous?.revisitIntervalMs, change);
+  await tx.query(
+    `UPDATE pages SET revisit_interval_ms = $2, next_visit_at = now() + $2::bigint * interval '1 millisecond',
+            last_changed_at = CASE WHEN $3 THEN now() ELSE last_changed_at END
+      WHERE id = $1`,
+    [pageId, intervalMs, change !== 'unchanged'],
+  );
+  return change;
+}
+
+/** Out of search: chunks (and so vectors) deleted, the row kept with the time and the reason. */
+async function tombstone(tx: Queryable, pageId: number, reason: string): Promise<void> {
+  await tx.query('DELETE FROM chunks WHERE page_id = $1', [pageId]);
+  // The extraction goes too: a page that comes back with the same body is extracted again.
+  await tx.query(
+    `UPDATE pages SET removed_at = now(), removed_reason = $2, indexed_at = NULL, extracted_hash = NULL
+      WHERE id = $1`,
+    [pageId, reason],
+  );
+}
+
+/**
+ * The same body already live under another URL (the lowest id keeps it), or a rel=canonical naming
+ * another in-scope URL: this copy records `duplicate_of` and is never indexed. Re-evaluated on
+ * every 200, so a copy whose original disappears or changes is indexed again.
+ */
+async function markExactOrCanonicalDuplicate(
+  tx: Queryable,
+  page: { id: number; contentHash: string; canonicalUrl?: string },
+): Promise<boolean> {
+  const exact = await tx.query<{ id: string }>(
+    `SELECT id::text FROM pages
+      WHERE content_hash = $1 AND id <> $2 AND removed_at IS NULL AND duplicate_kind IS NULL AND NOT noindex
+        AND (id < $2 OR indexed_at IS NOT NULL)
+      ORDER BY id LIMIT 1`,
+    [page.contentHash, page.id],
+  );
+  const original = exact.rows[0]?.id;
+  if (original !== undefined) {
+    await markDuplicate(tx, page.id, Number(original), 'exact', null);
+    return true;
+  }
+  if (page.canonicalUrl) {
+    const target = await tx.query<{ id: string }>('SELECT id::text FROM pages WHERE url = $1', [
+      page.canonicalUrl,
+    ]);
+    const id = target.rows[0]?.id;
+    await markDuplicate(tx, page.id, id === undefined ? null : Number(id), 'canonical', page.canonicalUrl);
+    return true;
+  }
+  await tx.query(
+    `UPDATE pages SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
+      WHERE id = $1 AND duplicate_kind IN ('exact', 'canonical')`,
+    [page.id],
+  );
+  return false;
+}
+
+async function markDuplicate(
+  tx: Queryable,
+  pageId: number,
+  originalId: number | null,
+  kind: 'exact' | 'canonical',
+  canonicalUrl: string | null,
+): Promise<void> {
+  await tx.query('DELETE FROM chunks WHERE page_id = $1', [pageId]);
+  await tx.query(
+    `UPDATE pages SET duplicate_of = $2, duplicate_kind = $3, canonical_url = $4, indexed_at = NULL,
+            extracted_hash = NULL
+      WHERE id = $1`,
+    [pageId, originalId, kind, canonicalUrl],
+  );
+}
+
+/** Fills the fetch result's recrawl fields for answers other than 200 (304, 404, 410). */
+export async function trackUnstored(
+  db: Database,
+  crawlId: string,
+  known: KnownPage | undefined,
+  result: FetchAndStoreResult,
+): Promise<FetchAndStoreResult> {
+  if (!known) return result;
+  if (result.outcome === 'not-modified') {
+    const visit = await trackNotModified(db, crawlId, known);
+    return { ...result, ...visit, pageId: known.id, ...(known.noindex ? { noindex: true } : {}) };
+  }
+  if (result.outcome === 'http-error' && (result.status === 404 || result.status === 410)) {
+    // An expected end of a known page, not a crawl error.
+    const { error: _gone, ...rest } = result;
+    return { ...rest, ...(await trackGone(db, crawlId, known, result.status)) };
+  }
+  return result;
+}

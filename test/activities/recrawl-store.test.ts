@@ -1,0 +1,187 @@
+/**
+ * The recrawl bookkeeping against a real Postgres (PGlite): visit classification and revisit
+ * timing, tombstones, exact and near duplicates, and the due-first store frontier.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settleNearDuplicate } from '../../activities/near-duplicates';
+import { claimKnownPagesCore, nextKnownUrlsCore } from '../../activities/recrawl-frontier';
+import {
+  loadKnownPage,
+  trackGone,
+  trackNotModified,
+  trackStoredVisit,
+} from '../../activities/recrawl-visits';
+import type { FetchSpec } from '../../activities/types';
+import { migrate } from '../../db/migrate';
+import { PgliteDatabase } from '../../db/pglite-database';
+
+const ORIGIN = 'http://127.0.0.1:9';
+let db: PgliteDatabase;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-recrawl-'));
+  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
+  await migrate(db);
+});
+
+afterAll(async () => {
+  await db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function page(p: string, hash: string, extra: Record<string, string | Date> = {}): Promise<number> {
+  const url = `${ORIGIN}${p}`;
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_hash, etag)
+     VALUES ($1, $1, $2, 'c0', 1, 200, $3, $4)
+     ON CONFLICT (url) DO UPDATE SET content_hash = EXCLUDED.content_hash RETURNING id::text`,
+    [url, ORIGIN, hash, `"${hash}"`],
+  );
+  const id = Number(rows[0]?.id);
+  for (const [column, value] of Object.entries(extra)) {
+    await db.query(`UPDATE pages SET ${column} = $2 WHERE id = $1`, [id, value]);
+  }
+  return id;
+}
+
+const visit = async (crawlId: string, p: string, hash: string, noindex = false) => {
+  const previous = await loadKnownPage(db, `${ORIGIN}${p}`);
+  const id = await page(p, hash);
+  return db.transaction((tx) => trackStoredVisit(tx, crawlId, { id, contentHash: hash, noindex }, previous));
+};
+
+describe('visits', () => {
+  it('classifies new, unchanged and changed, once per crawl, and times the next visit', async () => {
+    expect((await visit('c1', '/a', 'h1')).change).toBe('new');
+    const timed = await db.query<{ ms: string; later: boolean }>(
+      `SELECT revisit_interval_ms::text AS ms, next_visit_at > now() + interval '23 hours' AS later FROM pages WHERE url = $1`,
+      [`${ORIGIN}/a`],
+    );
+    expect(timed.rows[0]).toEqual({ ms: String(24 * 3_600_000), later: true });
+    await db.query(`UPDATE pages SET extracted_hash = content_hash, indexed_at = now() WHERE url = $1`, [
+      `${ORIGIN}/a`,
+    ]);
+    expect(await visit('c2', '/a', 'h1')).toEqual({ change: 'unchanged', current: true, indexed: true });
+    // A retried attempt reports what the first one recorded and does not time the page twice.
+    expect((await visit('c2', '/a', 'h1')).change).toBe('unchanged');
+    const interval = await db.query<{ ms: string }>(
+      `SELECT revisit_interval_ms::text AS ms FROM pages WHERE url = $1`,
+      [`${ORIGIN}/a`],
+    );
+    expect(interval.rows[0]?.ms).toBe(String(36 * 3_600_000));
+    const changed = await visit('c3', '/a', 'h2');
+    expect(changed).toEqual({ change: 'changed', current: false });
+  });
+
+  it('a 304 of a processed page is current; a 404 makes a tombstone; noindex removes a live page', async () => {
+    const id = await page('/b', 'hb', { extracted_hash: 'hb', indexed_at: new Date() });
+    await db.query(
+      `INSERT INTO chunks (page_id, position, chunk_hash, content, token_count) VALUES ($1, 0, 'x', 'text', 1)`,
+      [id],
+    );
+    await db.query(`INSERT INTO links (from_page_id, to_url) VALUES ($1, $2)`, [id, `${ORIGIN}/a`]);
+    const known = await loadKnownPage(db, `${ORIGIN}/b`);
+    if (!known) throw new Error('page /b not stored');
+    expect(await trackNotModified(db, 'c4', known)).toEqual({
+      change: 'unchanged',
+      current: true,
+      indexed: true,
+    });
+    expect(await trackGone(db, 'c5', known, 410)).toEqual({ change: 'removed', current: true });
+    const row = await db.query<{ reason: string; chunks: number; links: number; indexed: boolean }>(
+      `SELECT removed_reason AS reason, indexed_at IS NOT NULL AS indexed,
+              (SELECT count(*)::int FROM chunks WHERE page_id = $1) AS chunks,
+              (SELECT count(*)::int FROM links WHERE from_page_id = $1) AS links
+         FROM pages WHERE id = $1`,
+      [id],
+    );
+    expect(row.rows[0]).toEqual({ reason: 'http-410', chunks: 0, links: 0, indexed: false });
+    // Back with the same body: changed (it re-enters search), the tombstone cleared.
+    expect((await visit('c6', '/b', 'hb')).change).toBe('changed');
+    expect((await loadKnownPage(db, `${ORIGIN}/b`))?.removed).toBe(false);
+    expect((await visit('c7', '/b', 'hb2', true)).change).toBe('removed');
+    expect((await loadKnownPage(db, `${ORIGIN}/b`))?.removed).toBe(true);
+  });
+
+  it('marks an exact copy of a live page as its duplicate, and lets it go when the original changes', async () => {
+    const original = await page('/orig', 'same', { extracted_hash: 'same', indexed_at: new Date() });
+    const copy = await visit('c8', '/copy', 'same');
+    expect(copy).toEqual({ change: 'new', current: true, duplicate: true });
+    const marked = await db.query<{ of: string; kind: string }>(
+      `SELECT duplicate_of::text AS of, duplicate_kind AS kind FROM pages WHERE url = $1`,
+      [`${ORIGIN}/copy`],
+    );
+    expect(marked.rows[0]).toEqual({ of: String(original), kind: 'exact' });
+    await page('/orig', 'other');
+    expect((await visit('c9', '/copy', 'same')).duplicate).toBeUndefined();
+  });
+});
+
+describe('near duplicates', () => {
+  it('finds a page a few bits away through the band index, and not an unrelated one', async () => {
+    const words = Array.from({ length: 400 }, (_, i) => `word${(i * 7919) % 1013}`);
+    const a = await page('/near-a', 'na');
+    const b = await page('/near-b', 'nb');
+    const c = await page('/near-c', 'nc');
+    expect(await db.transaction((tx) => settleNearDuplicate(tx, a, words.join(' ')))).toBeUndefined();
+    const edited = [...words];
+    edited[200] = 'edited';
+    expect(await db.transaction((tx) => settleNearDuplicate(tx, b, edited.join(' ')))).toBe(a);
+    const other = Array.from({ length: 400 }, (_, i) => `other${(i * 104729) % 1009}`);
+    expect(await db.transaction((tx) => settleNearDuplicate(tx, c, other.join(' ')))).toBeUndefined();
+  });
+});
+
+describe('the store frontier', () => {
+  const spec: FetchSpec = {
+    scope: 'same-origin',
+    seeds: [`${ORIGIN}/`],
+    domains: [],
+    includePrefixes: [],
+    exclude: ['*/excluded*'],
+    maxDepth: 20,
+    userAgent: 'test',
+    allowHosts: [],
+    maxBodyBytes: 1000,
+    maxRedirects: 5,
+  };
+
+  it('claims every known page in scope and pages them due first; onlyDue leaves the rest', async () => {
+    await page('/due-late', 'd1', { next_visit_at: new Date(Date.now() - 60_000) });
+    await page('/due-early', 'd2', { next_visit_at: new Date(Date.now() - 3_600_000) });
+    await page('/excluded-page', 'd3');
+    const claimed = await claimKnownPagesCore(db, { crawlId: 'f1', origin: ORIGIN, spec });
+    const total = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pages WHERE origin = $1 AND url NOT LIKE '%excluded%'`,
+      [ORIGIN],
+    );
+    expect(claimed.claimedTotal).toBe(total.rows[0]?.n);
+    const all = await nextKnownUrlsCore(db, { crawlId: 'f1', origin: ORIGIN, limit: 500, onlyDue: false });
+    expect(all.items.some((item) => item.url.includes('excluded'))).toBe(false);
+    const due = await nextKnownUrlsCore(db, { crawlId: 'f1', origin: ORIGIN, limit: 500, onlyDue: true });
+    expect(due.items.every((item) => item.due)).toBe(true);
+    expect(due.items.length).toBe(claimed.due);
+    const order = due.items.map((item) => new URL(item.url).pathname);
+    expect(order.indexOf('/due-early')).toBeLessThan(order.indexOf('/due-late'));
+    // Keyset paging returns every claim once.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const next = await nextKnownUrlsCore(db, {
+        crawlId: 'f1',
+        origin: ORIGIN,
+        limit: 2,
+        onlyDue: false,
+        ...(cursor ? { afterUrl: cursor } : {}),
+      });
+      seen.push(...next.items.map((item) => item.url));
+      cursor = next.lastUrl ?? cursor;
+      if (next.done) break;
+    }
+    expect(seen.sort()).toEqual(all.items.map((item) => item.url).sort());
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * The origin workflow's recrawl steps: claim the origin's known pages from the store once, top
+ * the frontier up from those claims due-first, and count what each visit and page found.
+ * Deterministic: activities are proxied, everything else is arithmetic on plain data.
+ */
+import type { FetchAndStoreResult, FetchSpec } from '../activities/types';
+import type { CrawlSpec } from '../domain/crawl-spec';
+import type { FrontierItem } from '../domain/frontier';
+import type { OriginStats } from './messages';
+import { claimKnownPages, nextKnownUrls } from './origin-activities';
+
+/** Known URLs are pulled from Postgres in pages of this size when the frontier runs low. */
+const KNOWN_PAGE = 200;
+const KNOWN_LOW_WATER = 50;
+/**
+ * Due known pages go before anything the crawl discovers (frontier scores stay below 10), pages
+ * not due yet after it; within each, the order Postgres gave (earliest due first) is kept.
+ */
+const DUE_PRIORITY = 100;
+const NOT_DUE_PRIORITY = -100;
+
+/** Where the frontier stands in the origin's store claims; carried across continue-as-new. */
+export interface KnownPagesCursor {
+  cursor?: string;
+  done: boolean;
+}
+
+export async function claimKnown(
+  spec: CrawlSpec,
+  origin: string,
+  fetchSpec: FetchSpec,
+): Promise<KnownPagesCursor> {
+  const claimed = await claimKnownPages({ crawlId: spec.crawlId, origin, spec: fetchSpec });
+  return { done: claimed.claimedTotal === 0 || (spec.onlyDue && claimed.due === 0) };
+}
+
+/** Pulls the next page of known URLs when the frontier runs low. */
+export async function topUpKnown(
+  spec: CrawlSpec,
+  origin: string,
+  known: KnownPagesCursor,
+  frontierSize: number,
+  push: (item: FrontierItem, priority: number) => void,
+): Promise<void> {
+  if (known.done || frontierSize >= KNOWN_LOW_WATER) return;
+  const page = await nextKnownUrls({
+    crawlId: spec.crawlId,
+    origin,
+    ...(known.cursor ? { afterUrl: known.cursor } : {}),
+    limit: KNOWN_PAGE,
+    onlyDue: spec.onlyDue,
+  });
+  for (const item of page.items) {
+    push({ url: item.url, depth: item.depth }, item.due ? DUE_PRIORITY : NOT_DUE_PRIORITY);
+  }
+  known.cursor = page.lastUrl ?? known.cursor;
+  known.done = page.done;
+}
+
+/** Counts what one fetch found for the stored page (new, changed, unchanged, removed, duplicate). */
+export function countVisit(stats: OriginStats, result: FetchAndStoreResult): void {
+  if (result.change === 'new') stats.pagesNew = (stats.pagesNew ?? 0) + 1;
+  if (result.change === 'changed') stats.pagesChanged = (stats.pagesChanged ?? 0) + 1;
+  if (result.change === 'unchanged') stats.pagesUnchanged = (stats.pagesUnchanged ?? 0) + 1;
+  if (result.change === 'removed') stats.pagesRemoved = (stats.pagesRemoved ?? 0) + 1;
+  if (result.current && result.duplicate) stats.duplicates = (stats.duplicates ?? 0) + 1;
+  // Unchanged and already searchable: indexed without a page workflow.
+  if (result.current && result.indexed) stats.indexed++;
+}
+
+/** Whether the stored page still needs its page workflow (extract → chunk → embed). */
+export function needsPageWorkflow(result: FetchAndStoreResult): boolean {
+  return result.pageId !== undefined && result.current !== true;
+}
+
+/** Counts what a page workflow did beyond indexing: vectors written, a near duplicate found. */
+export function countPageOutcome(
+  stats: OriginStats,
+  outcome: { chunksEmbedded?: number; duplicate?: boolean },
+): void {
+  if (outcome.chunksEmbedded) stats.chunksEmbedded = (stats.chunksEmbedded ?? 0) + outcome.chunksEmbedded;
+  if (outcome.duplicate) stats.duplicates = (stats.duplicates ?? 0) + 1;
+}
