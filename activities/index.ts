@@ -11,6 +11,7 @@ import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
 import { createRobotsPolicy } from './robots-policy';
 import { createSitemapActivities } from './sitemaps';
+import { createSummarizeActivities } from './summarize-offline';
 import type { ActivityApi } from './types';
 
 export interface ActivityDeps {
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     ...createPageContent(deps),
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
+    ...createSummarizeActivities(deps),
   };
 }
 

@@ -5,6 +5,7 @@
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
+import type { SummarizePageInput, SummarizePageResult } from './summarize-offline';
 
 /** The part of the crawl spec a fetch needs. */
 export type FetchSpec = Pick<
@@ -125,7 +126,7 @@ export interface ProcessPageContentResult {
   indexed?: boolean;
 }
 
-export type { EmbedPageInput, EmbedPageResult };
+export type { EmbedPageInput, EmbedPageResult, SummarizePageInput, SummarizePageResult };
 
 export interface IngestSitemapsInput {
   crawlId: string;
@@ -186,6 +187,8 @@ export interface ActivityApi {
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;
   processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
   embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;
+  /** Offline summary and tags (embed queue: it needs the embedding model). */
+  summarizePage(input: SummarizePageInput): Promise<SummarizePageResult>;
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
 }

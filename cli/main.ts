@@ -9,6 +9,7 @@ import { logger } from '../infra/logger';
 import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
+import { runExportCommand } from './export-command';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
 import { runRobotsCommand } from './robots-command';
@@ -143,6 +144,36 @@ program
   )
   .option('--json', 'print one JSON document with the hits')
   .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
+
+program
+  .command('export')
+  .description(
+    'write the corpus as a Markdown tree (DIR/<host>/<path>.md with YAML frontmatter, images, llms.txt)',
+  )
+  .requiredOption('--out <dir>', 'folder to write (re-exporting updates it in place)')
+  .option('--crawl <id>', 'only pages last fetched by this crawl')
+  .option('--origin <url>', 'only pages of this origin (scheme://host:port)')
+  .option('--assets', 'fetch and store the images pages show (default)')
+  .option('--no-assets', 'leave image links pointing at their sites')
+  .option('--chunks', 'also write chunks.jsonl (text, heading path, URL, vector) for RAG loaders')
+  .option('--user-agent <ua>', 'User-Agent header and robots.txt product token for image requests')
+  .option(
+    '--allow-host <host>',
+    'let the SSRF guard fetch images from this host even on a private or loopback address; repeatable',
+    collect,
+  )
+  .option(
+    '--asset-delay-ms <ms>',
+    'minimum gap between image requests to one origin (default 1000)',
+    integerOption('--asset-delay-ms', 0),
+  )
+  .option(
+    '--max-asset-bytes <n>',
+    'largest image stored (default 10 MiB)',
+    integerOption('--max-asset-bytes', 1),
+  )
+  .option('--json', 'print one JSON summary on stdout')
+  .action(async (options) => runExportCommand(options));
 
 for (const action of ['pause', 'resume', 'cancel'] as const) {
   program

@@ -109,7 +109,7 @@ function snippet(text: string): string {
  * The database alone: opening the full runtime would start a Temporal dev server a search has no
  * use for. Mirrors infra/runtime.ts's choice of store.
  */
-async function openStore(): Promise<Database> {
+export async function openStore(): Promise<Database> {
   if (process.env.DATABASE_URL) return new PgDatabase(process.env.DATABASE_URL, { maxConnections: 2 });
   const home = gleanerHome();
   const dataDir = path.join(home, 'pgdata');

@@ -1,7 +1,8 @@
 /**
  * One page's processing after its fetch: extract → normalise → chunk (one CPU activity on the page
  * queue, writing Markdown, metadata and chunks to Postgres), then embed (the embed queue, writing
- * vectors back and marking the page indexed). Only ids and counts pass through history.
+ * vectors back and marking the page indexed), then summarise and tag (the embed queue: offline, with
+ * the same model). Only ids and counts pass through history.
  */
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
@@ -18,6 +19,13 @@ const { recordPage, processPageContent } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.page,
   // Extraction is bounded (capped input, bounded DOM depth); two minutes covers a 10 MB page.
   startToCloseTimeout: '2 minutes',
+  retry,
+});
+
+const { summarizePage } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.embed,
+  // A few hundred short texts through the model: seconds; generous for a loaded machine.
+  startToCloseTimeout: '5 minutes',
   retry,
 });
 
@@ -60,5 +68,7 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
     return { pageId: input.pageId, indexed: true, chunks: content.chunks };
   }
   await embedPage({ pageId: input.pageId });
+  // Summary and tags from the page's vectors (offline; skipped when this extraction has them).
+  if (patched('summaries-tags-v1')) await summarizePage({ pageId: input.pageId });
   return { pageId: input.pageId, indexed: true, chunks: content.chunks };
 }
