@@ -18,6 +18,7 @@ import { registerGraphRoutes } from './routes/graph-routes';
 import { registerOpsRoutes } from './routes/ops-routes';
 import { registerPageRoutes } from './routes/page-routes';
 import { registerSearchRoutes } from './routes/search-routes';
+import { registerTagRoutes } from './routes/tag-routes';
 import type { SearchFunction } from './search-service';
 
 export interface ApiDeps {
@@ -95,6 +96,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.docsUi !== false) await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerSearchRoutes(app, deps.search);
+  registerTagRoutes(app, deps.db);
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });

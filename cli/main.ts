@@ -12,6 +12,7 @@ import { isUserFacing } from './errors';
 import { runExportCommand } from './export-command';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
+import { runReportCommand } from './report-command';
 import { runRobotsCommand } from './robots-command';
 import { runSearchCommand } from './search-command';
 import { runDevCommand, runWorkerCommand } from './serve-commands';
@@ -142,6 +143,7 @@ program
       'fulltext',
     ]),
   )
+  .option('--tag <tag>', 'only pages carrying this tag (#t or t); repeatable, all must match', collect)
   .option('--json', 'print one JSON document with the hits')
   .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
 
@@ -174,6 +176,14 @@ program
   )
   .option('--json', 'print one JSON summary on stdout')
   .action(async (options) => runExportCommand(options));
+
+program
+  .command('report')
+  .description(
+    "the corpus's integrity report: missing chunks or vectors, model mismatches, orphans, duplicates, failures (exit 1 when inconsistent)",
+  )
+  .option('--json', 'print one JSON document')
+  .action(async (options) => runReportCommand(options));
 
 for (const action of ['pause', 'resume', 'cancel'] as const) {
   program
@@ -244,7 +254,13 @@ try {
   if (isUserFacing(error)) {
     process.stderr.write(`gleaner: ${(error as Error).message}\n`);
     const name = (error as Error).name;
-    process.exit(name === 'CrawlFailedError' ? 1 : name === 'InterruptedError' ? 130 : 2);
+    process.exit(
+      name === 'CrawlFailedError' || name === 'InconsistentStoreError'
+        ? 1
+        : name === 'InterruptedError'
+          ? 130
+          : 2,
+    );
   }
   logger.error({ err: error }, 'unexpected failure');
   process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);

@@ -29,6 +29,7 @@ export interface SearchCommandOptions {
   prefix?: string;
   perPage?: number;
   mode?: SearchMode;
+  tag?: string[];
   json?: boolean;
 }
 
@@ -60,6 +61,7 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
       ...(options.prefix !== undefined ? { pathPrefix: options.prefix } : {}),
       ...(options.perPage !== undefined ? { perPage: options.perPage } : {}),
       ...(options.mode !== undefined ? { mode: options.mode } : {}),
+      ...(options.tag !== undefined ? { tags: options.tag } : {}),
     }).catch((error: unknown) => {
       if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
         throw new UsageError(error.message);

@@ -11,8 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { createSearchService } from '../../api/search-service';
+import { buildApiServer } from '../../api/server';
+import { isValidTagSet } from '../../domain/tags';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { FRONTMATTER_FIELDS } from '../../export/page-file';
+import { logger } from '../../infra/logger';
 import type { CrawlSummary } from '../../workflows/messages';
 import { runGleaner } from '../helpers/gleaner-process';
 import { type SiteServer, serveSite } from '../helpers/site-server';
@@ -215,6 +219,116 @@ describe('gleaner export of a crawled skopt site', () => {
     expect(snapshot()).toEqual(before);
   });
 
+  it('every indexed page has an offline summary and 3-12 policy-valid tags, exported in its frontmatter', async () => {
+    const { rows } = await stack.db.query<{
+      url: string;
+      summary: string | null;
+      tags: string[];
+      method: string;
+    }>(
+      `SELECT p.url, s.summary, s.tags, s.method FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id
+        WHERE p.indexed_at IS NOT NULL ORDER BY p.url`,
+    );
+    expect(rows.length).toBeGreaterThan(15);
+    for (const row of rows) expect(row.method, row.url).toBe('extractive');
+    const withSummary = rows.filter((row) => (row.summary ?? '').length > 40);
+    const validTags = rows.filter((row) => isValidTagSet(row.tags));
+    console.info(
+      `offline summaries: ${withSummary.length}/${rows.length}; 3-12 valid tags: ${validTags.length}/${rows.length}`,
+    );
+    expect(withSummary.length).toBeGreaterThanOrEqual(Math.ceil(rows.length * 0.9));
+    expect(validTags.length).toBeGreaterThanOrEqual(Math.ceil(rows.length * 0.9));
+    for (const row of rows) {
+      for (const tag of row.tags) expect(tag).toMatch(/^[a-z0-9+]+(-[a-z0-9+]+)*$/);
+      expect(row.tags).not.toContain('page');
+      expect(row.tags).not.toContain('home');
+      expect(row.tags).not.toContain('scikit-optimize');
+    }
+    const sample = rows.find((row) => row.url.endsWith('/auto_examples/bayesian-optimization.html'));
+    const file = `127.0.0.1_${site.port}/auto_examples/bayesian-optimization.md`;
+    const { data } = splitFrontmatter(readFileSync(path.join(out, file), 'utf8'));
+    expect(data.summary).toBe(sample?.summary);
+    expect(data.tags).toEqual(sample?.tags);
+  });
+
+  it('search filters by tag (CLI, SQL function, API) and GET /tags counts them', async () => {
+    const { rows } = await stack.db.query<{ tag: string; n: number }>(
+      `SELECT tag, count(*)::int AS n FROM page_summaries, unnest(tags) AS tag
+        GROUP BY tag ORDER BY count(*) DESC, tag LIMIT 1`,
+    );
+    const tag = rows[0]?.tag ?? '';
+    expect(tag).not.toBe('');
+    const tagged = await stack.db.query<{ url: string }>(
+      'SELECT p.url FROM pages p JOIN page_summaries s ON s.page_id = p.id WHERE $1 = ANY(s.tags)',
+      [tag],
+    );
+    const allowed = new Set(tagged.rows.map((row) => row.url));
+
+    const cli = await runGleaner(['search', 'optimization', '--tag', `#${tag}`, '--k', '20', '--json'], {
+      DATABASE_URL: stack.postgres.url,
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+    const hits = JSON.parse(cli.stdout).hits as Array<{ url: string }>;
+    expect(hits.length).toBeGreaterThan(0);
+    for (const hit of hits) expect(allowed.has(hit.url), hit.url).toBe(true);
+    const unfiltered = await stack.db.query<{ url: string }>(
+      "SELECT url FROM gleaner_search('optimization', k => 50)",
+    );
+    expect(unfiltered.rows.some((row) => !allowed.has(row.url))).toBe(true);
+    const sql = await stack.db.query<{ url: string }>(
+      'SELECT url FROM gleaner_search($1, k => 50, tag_filter => ARRAY[$2])',
+      ['optimization', tag],
+    );
+    expect(sql.rows.length).toBeGreaterThan(0);
+    for (const row of sql.rows) expect(allowed.has(row.url)).toBe(true);
+    const none = await stack.db.query('SELECT url FROM gleaner_search($1, tag_filter => ARRAY[$2])', [
+      'optimization',
+      'no-such-tag-anywhere',
+    ]);
+    expect(none.rows).toEqual([]);
+    const bad = await runGleaner(['search', 'x', '--tag', '!!!'], { DATABASE_URL: stack.postgres.url });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/not a tag/);
+
+    const app = await buildApiServer({
+      db: stack.db,
+      temporal: async () => stack.client,
+      search: createSearchService(stack.db),
+      logger: logger.child({}, { level: 'silent' }),
+      docsUi: false,
+    });
+    try {
+      const tags = await app.inject({ method: 'GET', url: '/tags' });
+      expect(tags.statusCode).toBe(200);
+      const listed = tags.json().tags as Array<{ tag: string; pages: number }>;
+      expect(listed[0]).toEqual({ tag, pages: rows[0]?.n });
+      const search = await app.inject({
+        method: 'GET',
+        url: `/search?q=optimization&mode=fulltext&k=20&tag=${encodeURIComponent(tag)}`,
+      });
+      expect(search.statusCode).toBe(200);
+      const apiHits = search.json().hits as Array<{ url: string }>;
+      expect(apiHits.length).toBeGreaterThan(0);
+      for (const hit of apiHits) expect(allowed.has(hit.url)).toBe(true);
+      const invalid = await app.inject({ method: 'GET', url: '/search?q=x&tag=%21%21' });
+      expect(invalid.statusCode).toBe(400);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('gleaner report finds the freshly crawled store consistent', async () => {
+    const result = await runGleaner(['report', '--json'], { DATABASE_URL: stack.postgres.url });
+    const report = JSON.parse(result.stdout);
+    const failing = report.checks.filter(
+      (c: { inconsistent: boolean; count: number }) => c.inconsistent && c.count > 0,
+    );
+    expect(failing).toEqual([]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(report.totals.vectors).toBe(report.totals.chunks);
+    expect(report.totals.embeddingModel.dimension).toBe(384);
+  });
+
   it('a page removed from the corpus leaves the tree; nothing else changes', async () => {
     const victim = `${site.origin}/auto_examples/bayesian-optimization.html`;
     await stack.db.query('DELETE FROM pages WHERE url = $1', [victim]);
@@ -230,5 +344,65 @@ describe('gleaner export of a crawled skopt site', () => {
     for (const name of changed.filter((n) => n.endsWith('.md'))) {
       expect(before.get(name)).toBeDefined();
     }
+  });
+});
+
+describe('gleaner report on a store with planted inconsistencies', () => {
+  it('finds each one and exits 1', async () => {
+    const pages = await stack.db.query<{ id: string; url: string }>(
+      `SELECT p.id::text AS id, p.url FROM pages p
+        WHERE p.depth > 0 AND EXISTS (SELECT 1 FROM chunks c WHERE c.page_id = p.id) ORDER BY p.url LIMIT 4`,
+    );
+    const [noChunks, noVector, otherModel, orphan] = pages.rows;
+    if (!noChunks || !noVector || !otherModel || !orphan) throw new Error('need four pages with chunks');
+    await stack.db.query('DELETE FROM chunks WHERE page_id = $1', [noChunks.id]);
+    await stack.db.query('UPDATE chunks SET embedding = NULL WHERE page_id = $1 AND position = 0', [
+      noVector.id,
+    ]);
+    await stack.db.query(
+      "UPDATE chunks SET embedding_model = 'other-model' WHERE page_id = $1 AND position = 0",
+      [otherModel.id],
+    );
+    await stack.db.query('DELETE FROM links WHERE to_url = $1', [orphan.url]);
+    await stack.db.query(
+      'UPDATE pages SET content_hash = (SELECT content_hash FROM pages WHERE id = $1) WHERE id = $2',
+      [noVector.id, otherModel.id],
+    );
+    await stack.db.query(
+      `INSERT INTO fetches (crawl_id, url, outcome, status, bytes, started_at) VALUES
+         ('planted', $1, 'http-error', 500, 0, now()), ('planted', $2, 'robots-blocked', NULL, 0, now())`,
+      [`${site.origin}/planted-500`, `${site.origin}/planted-blocked`],
+    );
+
+    const result = await runGleaner(['report', '--json'], { DATABASE_URL: stack.postgres.url });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/inconsistent/);
+    const report = JSON.parse(result.stdout);
+    const byName = new Map<string, { count: number; samples: string[] }>(
+      report.checks.map((c: { name: string; count: number; samples: string[] }) => [c.name, c]),
+    );
+    expect(byName.get('pagesWithoutChunks')?.samples).toContain(noChunks.url);
+    expect(byName.get('chunksWithoutVectors')?.samples).toContain(`${noVector.url}#chunk-0`);
+    expect(
+      byName.get('vectorsOfAnotherModel')?.samples.some((s) => s.startsWith(`${otherModel.url}#chunk-0`)),
+    ).toBe(true);
+    expect(byName.get('orphanPages')?.samples).toContain(orphan.url);
+    expect(report.duplicateClusters).toContainEqual(
+      expect.objectContaining({ urls: expect.arrayContaining([noVector.url, otherModel.url]) }),
+    );
+    expect(report.fetchProblems).toContainEqual(
+      expect.objectContaining({ outcome: 'http-error', status: 500 }),
+    );
+    expect(report.fetchProblems).toContainEqual(expect.objectContaining({ outcome: 'robots-blocked' }));
+
+    // A model dimension that disagrees with the vector column is found too.
+    await stack.db.query('UPDATE embedding_model SET dimension = 512');
+    const again = await runGleaner(['report', '--json'], { DATABASE_URL: stack.postgres.url });
+    expect(again.code).toBe(1);
+    const dims = JSON.parse(again.stdout).checks.find(
+      (c: { name: string }) => c.name === 'modelDimensionMismatch',
+    );
+    expect(dims.count).toBe(1);
+    await stack.db.query('UPDATE embedding_model SET dimension = 384');
   });
 });
