@@ -11,11 +11,14 @@ import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
 import { createRobotsPolicy } from './robots-policy';
 import { createSitemapActivities } from './sitemaps';
+import { createLlmActivities, type LlmConfig, llmConfigFromEnv } from './summarize-llm';
 import { createSummarizeActivities } from './summarize-offline';
 import type { ActivityApi } from './types';
 
 export interface ActivityDeps {
   db: Database;
+  /** The LLM endpoint of the `gleaner-llm` activities. @default from GLEANER_LLM_URL, GLEANER_LLM_MODEL, GLEANER_LLM_API_KEY */
+  llm?: LlmConfig;
 }
 
 export function createActivities(deps: ActivityDeps): ActivityApi {
@@ -29,6 +32,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
     ...createSummarizeActivities(deps),
+    ...createLlmActivities({ db: deps.db, llm: deps.llm ?? llmConfigFromEnv() }),
   };
 }
 

@@ -36,8 +36,8 @@ export interface SummarizeDeps {
   loadEmbedder?: () => Promise<TextEmbedder>;
 }
 
-const MAX_SENTENCES = 80;
-const MAX_CANDIDATES = 60;
+const MAX_SENTENCES = 40;
+const MAX_CANDIDATES = 40;
 const SUMMARY_SENTENCES = 3;
 const SUMMARY_MAX_WORDS = 90;
 const OFFLINE_TAGS = 8;
@@ -95,13 +95,13 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
         (typeof page.metadata?.description === 'string' ? page.metadata.description.trim() || null : null);
       // Written only if the page still has the extraction it was read with (a re-extract wins).
       await deps.db.query(
-        `INSERT INTO page_summaries (page_id, source_hash, method, model, summary, tags, error, created_at)
-         SELECT $1, $2, 'extractive', $3, $4, $5::text[], NULL, now()
+        `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, summary, tags, error, created_at)
+         SELECT $1, $2, $3, $3, $4, $5::text[], NULL, now()
           WHERE EXISTS (SELECT 1 FROM pages WHERE id = $1 AND extracted_hash = $2)
-         ON CONFLICT (page_id) DO UPDATE SET source_hash = EXCLUDED.source_hash, method = EXCLUDED.method,
-           model = EXCLUDED.model, summary = EXCLUDED.summary, tags = EXCLUDED.tags, error = NULL,
+         ON CONFLICT (page_id) DO UPDATE SET source_hash = EXCLUDED.source_hash, summary_by = EXCLUDED.summary_by,
+           tags_by = EXCLUDED.tags_by, summary = EXCLUDED.summary, tags = EXCLUDED.tags, error = NULL,
            created_at = now()`,
-        [input.pageId, page.extracted_hash, embedder.identity.name, summary, made.tags],
+        [input.pageId, page.extracted_hash, `extractive:${embedder.identity.name}`, summary, made.tags],
       );
       return { summarized: true, tags: made.tags.length };
     },

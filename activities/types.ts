@@ -5,6 +5,7 @@
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
+import type { LlmPassInput, LlmPassResult } from './summarize-llm';
 import type { SummarizePageInput, SummarizePageResult } from './summarize-offline';
 
 /** The part of the crawl spec a fetch needs. */
@@ -189,6 +190,10 @@ export interface ActivityApi {
   embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;
   /** Offline summary and tags (embed queue: it needs the embedding model). */
   summarizePage(input: SummarizePageInput): Promise<SummarizePageResult>;
+  /** LLM summary pass (queue gleaner-llm). */
+  llmSummarizePage(input: LlmPassInput): Promise<LlmPassResult>;
+  /** LLM tag pass (queue gleaner-llm). */
+  llmTagPage(input: LlmPassInput): Promise<LlmPassResult>;
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
 }

@@ -22,6 +22,9 @@ export interface CrawlCommandOptions {
   userAgent?: string;
   allowHost?: string[];
   maxBodyBytes?: number;
+  llmUrl?: string;
+  llmModel?: string;
+  llmApiKey?: string;
   crawlId?: string;
   wait?: boolean;
   json?: boolean;
@@ -54,6 +57,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    ...(options.llmUrl || process.env.GLEANER_LLM_URL ? { llmSummaries: true } : {}),
   };
   if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
     throw new UsageError('--scope domains needs at least one --domain');
@@ -63,6 +67,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
 
 export async function runCrawlCommand(urls: string[], options: CrawlCommandOptions): Promise<void> {
   const spec = buildSpec(urls, options);
+  applyLlmOptions(options);
   const configured = Boolean(process.env.TEMPORAL_ADDRESS);
   const localWorkers = options.localWorkers ?? !configured;
   let runtime: Runtime | undefined;
@@ -165,4 +170,24 @@ function printSummary(summary: CrawlSummary, json: boolean): void {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * `--llm-url/--llm-model/--llm-api-key` configure this process's `gleaner-llm` workers the way the
+ * environment does for separate workers (the key never enters the crawl spec or workflow history).
+ */
+function applyLlmOptions(options: CrawlCommandOptions): void {
+  if (options.llmUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.llmUrl);
+    } catch {
+      throw new UsageError(`--llm-url must be an http(s) URL, got "${options.llmUrl}"`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new UsageError(`--llm-url must be an http(s) URL, got "${options.llmUrl}"`);
+    process.env.GLEANER_LLM_URL = options.llmUrl;
+  }
+  if (options.llmModel !== undefined) process.env.GLEANER_LLM_MODEL = options.llmModel;
+  if (options.llmApiKey !== undefined) process.env.GLEANER_LLM_API_KEY = options.llmApiKey;
 }

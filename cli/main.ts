@@ -77,6 +77,12 @@ program
     'cut response bodies at this size (default 10 MiB)',
     integerOption('--max-body-bytes', 1),
   )
+  .option(
+    '--llm-url <url>',
+    'also summarise and tag pages with this OpenAI-compatible endpoint (or GLEANER_LLM_URL)',
+  )
+  .option('--llm-model <name>', 'model to ask (or GLEANER_LLM_MODEL)')
+  .option('--llm-api-key <key>', 'bearer key for the endpoint (or GLEANER_LLM_API_KEY)')
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')

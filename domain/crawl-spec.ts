@@ -54,6 +54,12 @@ function buildCrawlSpecSchema() {
         .positive()
         .max(512 * 1024 * 1024)
         .default(10 * 1024 * 1024),
+      /**
+       * Also summarise and tag each page with the LLM endpoint the workers are configured with
+       * (GLEANER_LLM_URL), on the `gleaner-llm` queue; the offline summary and tags are made either way.
+       * @default false
+       */
+      llmSummaries: z.boolean().default(false),
       /** Read each origin's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml) into the frontier. @default true */
       sitemaps: z.boolean().default(true),
       /** Time for a whole response body to arrive; a slower (trickling) body is cut. @default 30000 */

@@ -158,17 +158,14 @@ export function isValidTagSet(tags: readonly string[], siteNames: ReadonlySet<st
 }
 
 /**
- * The tags of an LLM's answer: comma-, newline- or space-separated `#tags`, optionally bulleted
- * or numbered. Without any `#` the answer is split on commas and lines only, so multi-word tags
- * written with spaces survive.
+ * The tags of an LLM's answer: comma-, semicolon- or line-separated, each optionally with its `#`,
+ * a bullet or a number; `#a #b #c` on one line is three tags, `#Bayesian Optimization` one.
  */
 export function parseTagAnswer(answer: string): string[] {
-  const text = answer.replace(/```[a-z]*\n?|```/g, ' ');
-  if (text.includes('#')) {
-    return [...text.matchAll(/#([^\s,#;]+)/g)].map((m) => m[1] ?? '').filter(Boolean);
-  }
-  return text
+  return answer
+    .replace(/```[a-z]*\n?|```/g, ' ')
     .split(/[,;\n]+/)
-    .map((part) => part.trim())
+    .flatMap((part) => part.trim().split(/\s+(?=#)/))
+    .map((part) => part.trim().replace(/^#+/, ''))
     .filter(Boolean);
 }

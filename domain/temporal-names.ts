@@ -13,6 +13,8 @@ export const TASK_QUEUES = {
   page: 'gleaner-page',
   /** Embedding chunks with the ONNX model: CPU-heavy, batched, scaled on its own machines. */
   embed: 'gleaner-embed',
+  /** Summary and tag passes through an OpenAI-compatible LLM endpoint: slow, rate-limited, remote. */
+  llm: 'gleaner-llm',
 } as const;
 
 export type QueueKind = keyof typeof TASK_QUEUES;

@@ -1,23 +1,24 @@
 -- Summaries and #tags for every indexed page (seed 003), and a tag filter for search.
 --
---   SELECT p.url, s.summary, s.tags FROM pages p JOIN page_summaries s ON s.page_id = p.id LIMIT 5;
---   SELECT tag, count(*) FROM page_summaries, unnest(tags) AS tag GROUP BY tag ORDER BY 2 DESC;
---   SELECT url, heading_path FROM gleaner_search('acquisition function', tag_filter => ARRAY['gaussian-process']);
+--   SELECT p.url, s.summary, s.tags FROM pages p JOIN page_summaries s ON s.page_id = p.id LIMIT 5
+--   SELECT tag, count(*) FROM page_summaries, unnest(tags) AS tag GROUP BY tag ORDER BY 2 DESC
+--   SELECT url, heading_path FROM gleaner_search('acquisition function', tag_filter => ARRAY['gaussian-process'])
 --
 -- Tags are stored without their '#' (lower-case kebab-case, 3-12 per page, the policy of
 -- domain/tags.ts); the '#' is how people write them, not part of the value.
 
 -- One row per page: the summary and tags made from the page's current extraction
 -- (`source_hash` = pages.extracted_hash it was made from; a changed page is summarised again).
--- `method` says how: 'extractive' (offline, sentences chosen by embedding centrality, tags by key
--- phrases scored against the page embedding) or 'llm' (an OpenAI-compatible chat endpoint).
+-- `summary_by` and `tags_by` say how each was made: 'extractive:<embedding model>' (offline: sentences
+-- chosen by embedding centrality, key phrases scored against the page embedding) or 'llm:<model>'
+-- (an OpenAI-compatible chat endpoint; its two passes are separate, so each has its own column).
 -- An LLM answer that fails validation is recorded in `error` (with no summary or tags) instead of
 -- being retried forever.
 CREATE TABLE IF NOT EXISTS page_summaries (
   page_id     bigint PRIMARY KEY REFERENCES pages (id) ON DELETE CASCADE,
   source_hash text NOT NULL,
-  method      text NOT NULL CHECK (method IN ('extractive', 'llm')),
-  model       text NOT NULL,
+  summary_by  text NOT NULL,
+  tags_by     text NOT NULL,
   summary     text,
   tags        text[] NOT NULL DEFAULT '{}',
   error       text,

@@ -51,12 +51,13 @@ beforeAll(async () => {
         seeds: [site.url, `${site.origin}/auto_examples/bayesian-optimization.html`],
         delayMs: 0,
         allowHosts: ['127.0.0.1'],
-        maxPages: 24,
+        maxPages: 20,
       },
     ],
   });
   expect(summary.status).toBe('completed');
-});
+  // The whole page pipeline (extract, embed, summarise) runs for every page: slow on a loaded machine.
+}, 900_000);
 
 afterAll(async () => {
   await stack?.close();
@@ -224,13 +225,13 @@ describe('gleaner export of a crawled skopt site', () => {
       url: string;
       summary: string | null;
       tags: string[];
-      method: string;
+      by: string;
     }>(
-      `SELECT p.url, s.summary, s.tags, s.method FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id
+      `SELECT p.url, s.summary, s.tags, s.tags_by AS by FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id
         WHERE p.indexed_at IS NOT NULL ORDER BY p.url`,
     );
     expect(rows.length).toBeGreaterThan(15);
-    for (const row of rows) expect(row.method, row.url).toBe('extractive');
+    for (const row of rows) expect(row.by, row.url).toMatch(/^extractive:/);
     const withSummary = rows.filter((row) => (row.summary ?? '').length > 40);
     const validTags = rows.filter((row) => isValidTagSet(row.tags));
     console.info(
