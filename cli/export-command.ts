@@ -68,7 +68,7 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
     process.stdout.write(
       `Exported ${summary.pages} pages from ${summary.hosts.length} host(s) to ${out}\n` +
         `  files: ${files.written} written, ${files.unchanged} unchanged, ${files.removed} removed\n` +
-        `  images: ${assets.stored} linked (${assets.fetched} fetched, ${assets.reused} reused), ` +
+        `  images: ${assets.linked} linked (${assets.fetched} fetched, ${assets.reused} reused), ` +
         `${assets.refused} refused, ${assets.broken} broken (see export-report.json)\n` +
         (summary.chunks !== undefined ? `  chunks.jsonl: ${summary.chunks} chunks\n` : '') +
         `  llms.txt and llms-full.txt list every page\n`,

@@ -40,7 +40,7 @@ export interface ExportSummary {
   pages: number;
   hosts: string[];
   files: { written: number; unchanged: number; removed: number };
-  assets: { stored: number; fetched: number; reused: number; refused: number; broken: number };
+  assets: { linked: number; fetched: number; reused: number; refused: number; broken: number };
   chunks?: number;
   elapsedMs: number;
 }
@@ -94,7 +94,7 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
         });
   const full = await writer.stream('llms-full.txt');
   const entries: LlmsEntry[] = [];
-  let storedAssets = 0;
+  let linkedAssets = 0;
   let lastHost: string | undefined;
   let done = 0;
 
@@ -119,7 +119,7 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
           return undefined;
         });
         for (const url of imageFiles.keys()) imageFiles.set(url, await assets.place(url, host, file));
-        storedAssets += [...imageFiles.values()].filter(Boolean).length;
+        linkedAssets += [...imageFiles.values()].filter(Boolean).length;
       }
       const body = rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
         const at = target.url.indexOf('#');
@@ -176,7 +176,7 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
     hosts: [...new Set(entries.map((entry) => entry.host))],
     files: { ...writer.counts },
     assets: {
-      stored: storedAssets,
+      linked: linkedAssets,
       fetched: assets?.stats.fetched ?? 0,
       reused: assets?.stats.reused ?? 0,
       refused: report.assets.refused.length,

@@ -95,7 +95,7 @@ describe('exportCorpus on PGlite', () => {
   it('writes files with frontmatter, relative links and deduplicated assets', async () => {
     const summary = await run();
     expect(summary.pages).toBe(2);
-    expect(summary.assets).toMatchObject({ stored: 2, fetched: 2, broken: 1, refused: 0 });
+    expect(summary.assets).toMatchObject({ linked: 2, fetched: 2, broken: 1, refused: 0 });
     const host = `127.0.0.1_${new URL(origin).port}`;
     const home = readFileSync(path.join(out(), host, 'index.md'), 'utf8');
     const front = parse(/^---\n([\s\S]*?)\n---\n/.exec(home)?.[1] ?? '');
