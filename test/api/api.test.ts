@@ -441,6 +441,7 @@ describe('operations', () => {
         '/metrics',
         '/pages/{id}',
         '/search',
+        '/tags',
       ].sort(),
     );
     expect(Object.keys(result.body.paths['/crawls'] ?? {}).sort()).toEqual(['get', 'post']);
