@@ -13,10 +13,14 @@ import { createRecrawlFrontier } from './recrawl-frontier';
 import { createRenderAndStore } from './render/render-and-store';
 import { createRobotsPolicy } from './robots-policy';
 import { createSitemapActivities } from './sitemaps';
+import { createLlmActivities, type LlmConfig, llmConfigFromEnv } from './summarize-llm';
+import { createSummarizeActivities } from './summarize-offline';
 import type { ActivityApi } from './types';
 
 export interface ActivityDeps {
   db: Database;
+  /** The LLM endpoint of the `gleaner-llm` activities. @default from GLEANER_LLM_URL, GLEANER_LLM_MODEL, GLEANER_LLM_API_KEY */
+  llm?: LlmConfig;
 }
 
 export function createActivities(deps: ActivityDeps): ActivityApi {
@@ -31,6 +35,8 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
     ...createRecrawlFrontier(deps),
+    ...createSummarizeActivities(deps),
+    ...createLlmActivities({ db: deps.db, llm: deps.llm ?? llmConfigFromEnv() }),
   };
 }
 

@@ -6,6 +6,8 @@ import type { CrawlSpec } from '../domain/crawl-spec';
 import type { PageChange } from '../domain/revisit';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
+import type { LlmPassInput, LlmPassResult } from './summarize-llm';
+import type { SummarizePageInput, SummarizePageResult } from './summarize-offline';
 
 /** The part of the crawl spec a fetch needs. */
 export type FetchSpec = Pick<
@@ -157,7 +159,7 @@ export interface ProcessPageContentResult {
   duplicate?: boolean;
 }
 
-export type { EmbedPageInput, EmbedPageResult };
+export type { EmbedPageInput, EmbedPageResult, SummarizePageInput, SummarizePageResult };
 
 export interface IngestSitemapsInput {
   crawlId: string;
@@ -252,6 +254,12 @@ export interface ActivityApi {
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;
   processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
   embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;
+  /** Offline summary and tags (embed queue: it needs the embedding model). */
+  summarizePage(input: SummarizePageInput): Promise<SummarizePageResult>;
+  /** LLM summary pass (queue gleaner-llm). */
+  llmSummarizePage(input: LlmPassInput): Promise<LlmPassResult>;
+  /** LLM tag pass (queue gleaner-llm). */
+  llmTagPage(input: LlmPassInput): Promise<LlmPassResult>;
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
   claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult>;

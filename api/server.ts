@@ -19,6 +19,7 @@ import { registerOpsRoutes } from './routes/ops-routes';
 import { registerPageRoutes } from './routes/page-routes';
 import { registerScheduleRoutes } from './routes/schedule-routes';
 import { registerSearchRoutes } from './routes/search-routes';
+import { registerTagRoutes } from './routes/tag-routes';
 import type { SearchFunction } from './search-service';
 
 export interface ApiDeps {
@@ -97,6 +98,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.docsUi !== false) await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerSearchRoutes(app, deps.search);
+  registerTagRoutes(app, deps.db);
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });

@@ -28,6 +28,9 @@ export interface CrawlCommandOptions {
   maxBodyBytes?: number;
   render?: string;
   onlyDue?: boolean;
+  llmUrl?: string;
+  llmModel?: string;
+  llmApiKey?: string;
   crawlId?: string;
   wait?: boolean;
   json?: boolean;
@@ -62,6 +65,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
     ...(options.render !== undefined ? { render: options.render as CrawlSpec['render'] } : {}),
     ...(options.onlyDue ? { onlyDue: true } : {}),
+    ...(options.llmUrl || process.env.GLEANER_LLM_URL ? { llmSummaries: true } : {}),
   };
   if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
     throw new UsageError('--scope domains needs at least one --domain');
@@ -71,6 +75,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
 
 export async function runCrawlCommand(urls: string[], options: CrawlCommandOptions): Promise<void> {
   const spec = buildSpec(urls, options);
+  applyLlmOptions(options);
   const configured = Boolean(process.env.TEMPORAL_ADDRESS);
   // With TEMPORAL_ADDRESS set the workers run elsewhere unless --local-workers asks for them here;
   // on the embedded default they run here unless --no-local-workers.
@@ -206,4 +211,24 @@ export function printSummary(summary: CrawlSummary, failures: FailureGroup[], js
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * `--llm-url/--llm-model/--llm-api-key` configure this process's `gleaner-llm` workers the way the
+ * environment does for separate workers (the key never enters the crawl spec or workflow history).
+ */
+function applyLlmOptions(options: CrawlCommandOptions): void {
+  if (options.llmUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.llmUrl);
+    } catch {
+      throw new UsageError(`--llm-url must be an http(s) URL, got "${options.llmUrl}"`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new UsageError(`--llm-url must be an http(s) URL, got "${options.llmUrl}"`);
+    process.env.GLEANER_LLM_URL = options.llmUrl;
+  }
+  if (options.llmModel !== undefined) process.env.GLEANER_LLM_MODEL = options.llmModel;
+  if (options.llmApiKey !== undefined) process.env.GLEANER_LLM_API_KEY = options.llmApiKey;
 }

@@ -14,6 +14,7 @@ const USER_FACING = new Set([
   'InterruptedError',
   'EmbeddingSetupError',
   'CrawlIdTakenError',
+  'InconsistentStoreError',
 ]);
 
 export function isUserFacing(error: unknown): boolean {
@@ -28,4 +29,9 @@ export class CrawlFailedError extends Error {
 /** The user stopped the command (Ctrl-C); durable state is intact. Exit status 130. */
 export class InterruptedError extends Error {
   override readonly name = 'InterruptedError';
+}
+
+/** `gleaner report` found the store inconsistent: exit status 1. */
+export class InconsistentStoreError extends Error {
+  override readonly name = 'InconsistentStoreError';
 }

@@ -9,8 +9,10 @@ import { logger } from '../infra/logger';
 import { runControlCommand } from './control-command';
 import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
+import { runExportCommand } from './export-command';
 import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
 import { collect, integerOption, listOption, numberOption } from './options';
+import { runReportCommand } from './report-command';
 import { runResumeCommand } from './resume-command';
 import { runRobotsCommand } from './robots-command';
 import { registerScheduleCommand } from './schedule-command';
@@ -86,6 +88,12 @@ program
     ).choices(['auto', 'always', 'never']),
   )
   .option('--only-due', 'recrawl only known pages due by their learned revisit interval')
+  .option(
+    '--llm-url <url>',
+    'also summarise and tag pages with this OpenAI-compatible endpoint (or GLEANER_LLM_URL)',
+  )
+  .option('--llm-model <name>', 'model to ask (or GLEANER_LLM_MODEL)')
+  .option('--llm-api-key <key>', 'bearer key for the endpoint (or GLEANER_LLM_API_KEY)')
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')
@@ -156,8 +164,47 @@ program
       'fulltext',
     ]),
   )
+  .option('--tag <tag>', 'only pages carrying this tag (#t or t); repeatable, all must match', collect)
   .option('--json', 'print one JSON document with the hits')
   .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
+
+program
+  .command('export')
+  .description(
+    'write the corpus as a Markdown tree (DIR/<host>/<path>.md with YAML frontmatter, images, llms.txt)',
+  )
+  .requiredOption('--out <dir>', 'folder to write (re-exporting updates it in place)')
+  .option('--crawl <id>', 'only pages last fetched by this crawl')
+  .option('--origin <url>', 'only pages of this origin (scheme://host:port)')
+  .option('--assets', 'fetch and store the images pages show (default)')
+  .option('--no-assets', 'leave image links pointing at their sites')
+  .option('--chunks', 'also write chunks.jsonl (text, heading path, URL, vector) for RAG loaders')
+  .option('--user-agent <ua>', 'User-Agent header and robots.txt product token for image requests')
+  .option(
+    '--allow-host <host>',
+    'let the SSRF guard fetch images from this host even on a private or loopback address; repeatable',
+    collect,
+  )
+  .option(
+    '--asset-delay-ms <ms>',
+    'minimum gap between image requests to one origin (default 1000)',
+    integerOption('--asset-delay-ms', 0),
+  )
+  .option(
+    '--max-asset-bytes <n>',
+    'largest image stored (default 10 MiB)',
+    integerOption('--max-asset-bytes', 1),
+  )
+  .option('--json', 'print one JSON summary on stdout')
+  .action(async (options) => runExportCommand(options));
+
+program
+  .command('report')
+  .description(
+    "the corpus's integrity report: missing chunks or vectors, model mismatches, orphans, duplicates, failures (exit 1 when inconsistent)",
+  )
+  .option('--json', 'print one JSON document')
+  .action(async (options) => runReportCommand(options));
 
 program
   .command('resume')
@@ -240,7 +287,13 @@ try {
   if (isUserFacing(error)) {
     process.stderr.write(`gleaner: ${(error as Error).message}\n`);
     const name = (error as Error).name;
-    process.exit(name === 'CrawlFailedError' ? 1 : name === 'InterruptedError' ? 130 : 2);
+    process.exit(
+      name === 'CrawlFailedError' || name === 'InconsistentStoreError'
+        ? 1
+        : name === 'InterruptedError'
+          ? 130
+          : 2,
+    );
   }
   logger.error({ err: error }, 'unexpected failure');
   process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);

@@ -29,6 +29,7 @@ export interface SearchCommandOptions {
   prefix?: string;
   perPage?: number;
   mode?: SearchMode;
+  tag?: string[];
   json?: boolean;
 }
 
@@ -60,6 +61,7 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
       ...(options.prefix !== undefined ? { pathPrefix: options.prefix } : {}),
       ...(options.perPage !== undefined ? { perPage: options.perPage } : {}),
       ...(options.mode !== undefined ? { mode: options.mode } : {}),
+      ...(options.tag !== undefined ? { tags: options.tag } : {}),
     }).catch((error: unknown) => {
       if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
         throw new UsageError(error.message);
@@ -109,7 +111,7 @@ function snippet(text: string): string {
  * The database alone: opening the full runtime would start a Temporal dev server a search has no
  * use for. Mirrors infra/runtime.ts's choice of store.
  */
-async function openStore(): Promise<Database> {
+export async function openStore(): Promise<Database> {
   if (process.env.DATABASE_URL) return new PgDatabase(process.env.DATABASE_URL, { maxConnections: 2 });
   const home = gleanerHome();
   const dataDir = path.join(home, 'pgdata');

@@ -72,6 +72,12 @@ function buildCrawlSpecSchema() {
        * left unvisited (seeds and newly found pages are still fetched). @default false
        */
       onlyDue: z.boolean().default(false),
+      /**
+       * Also summarise and tag each page with the LLM endpoint the workers are configured with
+       * (GLEANER_LLM_URL), on the `gleaner-llm` queue; the offline summary and tags are made either way.
+       * @default false
+       */
+      llmSummaries: z.boolean().default(false),
       /** Read each origin's sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml) into the frontier. @default true */
       sitemaps: z.boolean().default(true),
       /** Time for a whole response body to arrive; a slower (trickling) body is cut. @default 30000 */

@@ -15,6 +15,8 @@ export const TASK_QUEUES = {
   embed: 'gleaner-embed',
   /** Rendering pages in headless Chromium: memory-heavy, so browser workers scale and fail on their own. */
   render: 'gleaner-render',
+  /** Summary and tag passes through an OpenAI-compatible LLM endpoint: slow, rate-limited, remote. */
+  llm: 'gleaner-llm',
 } as const;
 
 export type QueueKind = keyof typeof TASK_QUEUES;

@@ -5,6 +5,7 @@
  * different model than the one the corpus was embedded with.
  */
 import type { Database } from '../db/database';
+import { MAX_TAGS, normalizeTag } from '../domain/tags';
 import { type TextEmbedder, toVectorLiteral } from './text-embedder';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
@@ -32,6 +33,8 @@ export interface SearchParams {
   perPage?: number;
   /** Which retrievers run. @default 'hybrid' */
   mode?: SearchMode;
+  /** Only pages carrying every one of these tags (`#gaussian-process` or `gaussian-process`). */
+  tags?: string[];
 }
 
 export interface SearchHit {
@@ -122,7 +125,7 @@ export async function searchCorpus(
 
   const { rows } = await db.query<SearchRow>(
     `SELECT chunk_id, page_id, url, title, heading_path, content, score, vector_rank, text_rank
-       FROM gleaner_search($1, $2::vector, $3, $4, $5, $6, $7, $8, $9)`,
+       FROM gleaner_search($1, $2::vector, $3, $4, $5, $6, $7, $8, $9, 60, 2000, $10::text[])`,
     [
       valid.query,
       queryVector,
@@ -133,6 +136,7 @@ export async function searchCorpus(
       valid.perPage,
       Math.max(MIN_POOL_SIZE, valid.k * 3),
       mode,
+      valid.tags ?? null,
     ],
   );
   return { hits: rows.map(toHit), mode, notes };
@@ -189,6 +193,7 @@ interface ValidSearchParams {
   domain?: string;
   crawlId?: string;
   pathPrefix?: string;
+  tags?: string[];
 }
 
 /** Checks every parameter and fills defaults; throws SearchParamsError naming the bad one. */
@@ -212,6 +217,7 @@ export function validateSearchParams(params: SearchParams): ValidSearchParams {
   if (params.domain !== undefined) valid.domain = checkDomain(params.domain);
   if (params.crawlId !== undefined) valid.crawlId = nonEmpty('crawlId', params.crawlId);
   if (params.pathPrefix !== undefined) valid.pathPrefix = checkPathPrefix(params.pathPrefix);
+  if (params.tags !== undefined && params.tags.length > 0) valid.tags = checkTags(params.tags);
   return valid;
 }
 
@@ -259,4 +265,15 @@ function checkPathPrefix(value: unknown): string {
   throw new SearchParamsError(
     `pathPrefix must start with "/" (a path) or http(s):// (a URL), got "${prefix}"`,
   );
+}
+
+/** Tags in their stored form; one that cannot be a tag is the caller's mistake, not an empty result. */
+function checkTags(values: readonly unknown[]): string[] {
+  if (values.length > MAX_TAGS) throw new SearchParamsError(`at most ${MAX_TAGS} tags may be given`);
+  return values.map((value) => {
+    const tag = typeof value === 'string' ? normalizeTag(value) : undefined;
+    if (tag === undefined)
+      throw new SearchParamsError(`tag "${String(value)}" is not a tag (letters, digits and dashes)`);
+    return tag;
+  });
 }

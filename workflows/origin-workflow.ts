@@ -360,7 +360,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startChild(pageWorkflow, {
         workflowId,
         taskQueue: TASK_QUEUES.crawl,
-        args: [{ crawlId: spec.crawlId, pageId }],
+        args: [{ crawlId: spec.crawlId, pageId, ...(spec.llmSummaries ? { llm: true } : {}) }],
       })
         .then((child) => child.result())
         .then(

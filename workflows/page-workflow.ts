@@ -1,9 +1,10 @@
 /**
  * One page's processing after its fetch: extract → normalise → chunk (one CPU activity on the page
  * queue, writing Markdown, metadata and chunks to Postgres), then embed (the embed queue, writing
- * vectors back and marking the page indexed). Only ids and counts pass through history.
+ * vectors back and marking the page indexed), then summarise and tag (the embed queue: offline, with
+ * the same model). Only ids and counts pass through history.
  */
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
 import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
 
@@ -21,6 +22,27 @@ const { recordPage, processPageContent } = proxyActivities<ActivityApi>({
   retry,
 });
 
+const { summarizePage } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.embed,
+  // A few hundred short texts through the model: seconds; generous for a loaded machine.
+  startToCloseTimeout: '5 minutes',
+  retry,
+});
+
+// The LLM passes: Temporal owns their retries and backoff. A failed pass leaves the offline summary
+// and tags in place and does not fail the page.
+const { llmSummarizePage, llmTagPage } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.llm,
+  startToCloseTimeout: '3 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES, 'LlmRequestRejected', 'LlmNotConfigured'],
+  },
+});
+
 const { embedPage } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.embed,
   // A page of a thousand chunks embeds in under a minute on two cores; heartbeats catch a lost worker sooner.
@@ -32,6 +54,8 @@ const { embedPage } = proxyActivities<ActivityApi>({
 export interface PageWorkflowInput {
   crawlId: string;
   pageId: number;
+  /** Also run the LLM summary and tag passes (the crawl's `llmSummaries`). */
+  llm?: boolean;
 }
 
 export interface PageWorkflowResult {
@@ -70,6 +94,17 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
     return { pageId: input.pageId, indexed: true, chunks: content.chunks };
   }
   const embedded = await embedPage({ pageId: input.pageId });
+  // Summary and tags from the page's vectors (offline; skipped when this extraction has them).
+  if (patched('summaries-tags-v1')) await summarizePage({ pageId: input.pageId });
+  if (input.llm && patched('llm-summaries-v1')) {
+    for (const pass of [llmSummarizePage, llmTagPage]) {
+      try {
+        await pass({ pageId: input.pageId });
+      } catch (error) {
+        log.warn('LLM pass failed; the offline summary and tags stay', { pageId: input.pageId, error });
+      }
+    }
+  }
   return {
     pageId: input.pageId,
     indexed: true,

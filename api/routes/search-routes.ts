@@ -19,6 +19,7 @@ interface SearchQuery {
   prefix?: string;
   perPage?: number;
   mode: SearchMode;
+  tag?: string[];
 }
 
 const hitSchema = {
@@ -67,6 +68,12 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
               description: 'at most this many hits per page (default 2)',
             },
             mode: { type: 'string', enum: [...SEARCH_MODES], default: 'hybrid' },
+            tag: {
+              type: 'array',
+              items: { type: 'string', minLength: 1, maxLength: 100 },
+              maxItems: 12,
+              description: 'only pages carrying this tag (repeat for several: all must match)',
+            },
           },
         },
         response: {
@@ -89,7 +96,7 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
     },
     async (request) => {
       if (!search) throw new ApiError(503, 'search is not configured on this server');
-      const { q, k, domain, crawl, prefix, perPage, mode } = request.query;
+      const { q, k, domain, crawl, prefix, perPage, mode, tag } = request.query;
       try {
         const outcome = await search({
           query: q,
@@ -99,6 +106,7 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
           ...(crawl !== undefined ? { crawlId: crawl } : {}),
           ...(prefix !== undefined ? { pathPrefix: prefix } : {}),
           ...(perPage !== undefined ? { perPage } : {}),
+          ...(tag !== undefined ? { tags: tag } : {}),
         });
         return { query: q, k, mode: outcome.mode, notes: outcome.notes, hits: outcome.hits };
       } catch (error) {

@@ -466,6 +466,7 @@ describe('operations', () => {
         '/schedules/{id}/trigger',
         '/schedules/{id}/unpause',
         '/search',
+        '/tags',
       ].sort(),
     );
     expect(Object.keys(result.body.paths['/crawls'] ?? {}).sort()).toEqual(['get', 'post']);

@@ -1,0 +1,170 @@
+/**
+ * The offline summary and tags of a page, with the embedding model gleaner already runs and no
+ * other service: the summary is the page's most central sentences (closest to the page's own
+ * vector, the mean of its chunk vectors, picked with MMR so they do not repeat each other), the tags
+ * are its key phrases closest to that vector (KeyBERT's idea), both under the tag policy of
+ * domain/tags.ts. Runs after `embedPage`; a page whose extraction was already summarised is skipped.
+ */
+import type { Database } from '../db/database';
+import {
+  centroid,
+  dot,
+  keyPhraseCandidates,
+  type PageProse,
+  pickByMmr,
+  proseOf,
+  proseSentences,
+} from '../domain/key-phrases';
+import { applyTagPolicy, MAX_TAGS, MIN_TAGS, siteNameTags } from '../domain/tags';
+import { loadDefaultEmbedder, type TextEmbedder } from '../embed/embedder';
+
+export interface SummarizePageInput {
+  pageId: number;
+}
+
+export interface SummarizePageResult {
+  /** False when the page was already summarised from this extraction, or has nothing to summarise. */
+  summarized: boolean;
+  tags: number;
+  /** Why nothing was written, when nothing was. */
+  skipped?: 'unchanged' | 'no-vectors' | 'missing';
+}
+
+export interface SummarizeDeps {
+  db: Database;
+  /** @default loadDefaultEmbedder */
+  loadEmbedder?: () => Promise<TextEmbedder>;
+}
+
+const MAX_SENTENCES = 40;
+const MAX_CANDIDATES = 40;
+const SUMMARY_SENTENCES = 3;
+const SUMMARY_MAX_WORDS = 90;
+const OFFLINE_TAGS = 8;
+/** Below this similarity to the page a phrase is a tag only if needed to reach MIN_TAGS. */
+const TAG_MIN_RELEVANCE = 0.3;
+
+interface PageForSummary {
+  markdown: string | null;
+  extracted_hash: string | null;
+  origin: string;
+  title: string | null;
+  metadata: Record<string, unknown> | null;
+  summarized_hash: string | null;
+}
+
+/** Names of the site (host labels, og:site_name, the suffix of its titles) that are never tags. */
+export function siteNamesOf(page: Pick<PageForSummary, 'origin' | 'title' | 'metadata'>): Set<string> {
+  const names = [new URL(page.origin).hostname];
+  const siteName = page.metadata?.siteName;
+  if (typeof siteName === 'string') names.push(siteName);
+  const suffix = page.title
+    ?.split(/\s+[—|–-]\s+/)
+    .slice(1)
+    .pop();
+  if (suffix) {
+    names.push(suffix);
+    names.push(suffix.replace(/\b(documentation|docs|v?\d[\w.]*)\b/gi, ' ').trim());
+  }
+  return siteNameTags(names.filter(Boolean));
+}
+
+export function createSummarizeActivities(deps: SummarizeDeps) {
+  const loadEmbedder = deps.loadEmbedder ?? loadDefaultEmbedder;
+  return {
+    async summarizePage(input: SummarizePageInput): Promise<SummarizePageResult> {
+      const { rows } = await deps.db.query<PageForSummary>(
+        `SELECT p.markdown, p.extracted_hash, p.origin, p.title, p.metadata, s.source_hash AS summarized_hash
+           FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id WHERE p.id = $1`,
+        [input.pageId],
+      );
+      const page = rows[0];
+      if (!page?.markdown || !page.extracted_hash) return { summarized: false, tags: 0, skipped: 'missing' };
+      if (page.summarized_hash === page.extracted_hash)
+        return { summarized: false, tags: 0, skipped: 'unchanged' };
+      const vectors = await deps.db.query<{ embedding: string }>(
+        'SELECT embedding::text AS embedding FROM chunks WHERE page_id = $1 AND embedding IS NOT NULL ORDER BY position',
+        [input.pageId],
+      );
+      if (vectors.rows.length === 0) return { summarized: false, tags: 0, skipped: 'no-vectors' };
+      const pageVector = centroid(vectors.rows.map((row) => JSON.parse(row.embedding) as number[]));
+      const embedder = await loadEmbedder();
+      const made = await summarizeText(embedder, pageVector, page.markdown, siteNamesOf(page));
+      const summary =
+        made.summary ??
+        (typeof page.metadata?.description === 'string' ? page.metadata.description.trim() || null : null);
+      // Written only if the page still has the extraction it was read with (a re-extract wins).
+      await deps.db.query(
+        `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, summary, tags, error, created_at)
+         SELECT $1, $2, $3, $3, $4, $5::text[], NULL, now()
+          WHERE EXISTS (SELECT 1 FROM pages WHERE id = $1 AND extracted_hash = $2)
+         ON CONFLICT (page_id) DO UPDATE SET source_hash = EXCLUDED.source_hash, summary_by = EXCLUDED.summary_by,
+           tags_by = EXCLUDED.tags_by, summary = EXCLUDED.summary, tags = EXCLUDED.tags, error = NULL,
+           created_at = now()`,
+        [input.pageId, page.extracted_hash, `extractive:${embedder.identity.name}`, summary, made.tags],
+      );
+      return { summarized: true, tags: made.tags.length };
+    },
+  };
+}
+
+export interface OfflineSummary {
+  summary: string | null;
+  tags: string[];
+}
+
+/** Chooses the summary sentences and tags of one page's Markdown against its vector. */
+export async function summarizeText(
+  embedder: TextEmbedder,
+  pageVector: readonly number[],
+  markdown: string,
+  siteNames: ReadonlySet<string>,
+): Promise<OfflineSummary> {
+  const prose: PageProse = proseOf(markdown);
+  const sentences = proseSentences(prose, MAX_SENTENCES);
+  // Each candidate is put through the tag policy on its own (the policy caps a whole list).
+  const phrases = keyPhraseCandidates(prose, MAX_CANDIDATES * 2)
+    .map((c) => applyTagPolicy([c.phrase], siteNames).tags[0])
+    .filter((tag): tag is string => tag !== undefined)
+    .filter((tag, i, all) => all.indexOf(tag) === i)
+    .slice(0, MAX_CANDIDATES);
+  const vectors = await embedder.embed([...sentences, ...phrases.map((p) => p.replace(/-/g, ' '))]);
+  const sentenceVectors = vectors.slice(0, sentences.length);
+  const phraseVectors = vectors.slice(sentences.length);
+
+  let summary: string | null = null;
+  if (sentences.length > 0) {
+    const relevance = sentenceVectors.map((v) => dot(v, pageVector));
+    const picks = pickByMmr(relevance, sentenceVectors, SUMMARY_SENTENCES);
+    const chosen: number[] = [];
+    let words = 0;
+    for (const index of picks) {
+      const count = (sentences[index] ?? '').split(/\s+/).length;
+      if (chosen.length > 0 && words + count > SUMMARY_MAX_WORDS) continue;
+      chosen.push(index);
+      words += count;
+    }
+    summary = chosen
+      .sort((a, b) => a - b)
+      .map((i) => sentences[i])
+      .join(' ');
+  }
+
+  const relevance = phraseVectors.map((v) => dot(v, pageVector));
+  const tags: string[] = [];
+  for (const index of pickByMmr(relevance, phraseVectors, MAX_TAGS * 2, 0.6)) {
+    const tag = phrases[index];
+    if (tag === undefined) continue;
+    if ((relevance[index] ?? 0) < TAG_MIN_RELEVANCE && tags.length >= MIN_TAGS) continue;
+    // `gaussian` next to `gaussian-process` says nothing new.
+    const words = tag.split('-');
+    if (tags.some((t) => overlaps(t.split('-'), words))) continue;
+    tags.push(tag);
+    if (tags.length >= OFFLINE_TAGS) break;
+  }
+  return { summary, tags };
+}
+
+function overlaps(a: string[], b: string[]): boolean {
+  return a.every((w) => b.includes(w)) || b.every((w) => a.includes(w));
+}

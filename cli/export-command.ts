@@ -1,0 +1,79 @@
+/**
+ * `gleaner export --out DIR`: the corpus as a Markdown tree with frontmatter, assets, llms.txt and
+ * (with --chunks) chunks.jsonl. Needs only the database: DATABASE_URL, a running `gleaner dev`, or
+ * the embedded store. Progress goes to stderr; with --json one summary goes to stdout.
+ */
+import path from 'node:path';
+import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
+import { exportCorpus } from '../export/export-corpus';
+import { UsageError } from './errors';
+import { openStore } from './search-command';
+
+export interface ExportCommandOptions {
+  out: string;
+  crawl?: string;
+  origin?: string;
+  assets?: boolean;
+  chunks?: boolean;
+  json?: boolean;
+  userAgent?: string;
+  allowHost?: string[];
+  assetDelayMs?: number;
+  maxAssetBytes?: number;
+}
+
+const PROGRESS_EVERY_MS = 2000;
+
+export async function runExportCommand(options: ExportCommandOptions): Promise<void> {
+  if (options.crawl !== undefined && options.origin !== undefined)
+    throw new UsageError('give --crawl or --origin, not both');
+  let origin: string | undefined;
+  if (options.origin !== undefined) {
+    try {
+      origin = new URL(options.origin).origin;
+    } catch {
+      throw new UsageError(`--origin must be a URL like https://docs.example.com, got "${options.origin}"`);
+    }
+    if (origin === 'null') throw new UsageError(`--origin must be an http(s) URL, got "${options.origin}"`);
+  }
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  if (userAgent.trim() === '' || /[\r\n\0]/.test(userAgent))
+    throw new UsageError('--user-agent must be one non-empty line');
+  const out = path.resolve(options.out);
+  const db = await openStore();
+  try {
+    let lastReportMs = 0;
+    const summary = await exportCorpus(db, {
+      out,
+      ...(options.crawl !== undefined ? { crawlId: options.crawl } : {}),
+      ...(origin !== undefined ? { origin } : {}),
+      assets: options.assets !== false,
+      chunks: options.chunks === true,
+      userAgent,
+      allowHosts: options.allowHost ?? [],
+      ...(options.assetDelayMs !== undefined ? { assetDelayMs: options.assetDelayMs } : {}),
+      ...(options.maxAssetBytes !== undefined ? { maxAssetBytes: options.maxAssetBytes } : {}),
+      onProgress: (done, total) => {
+        const now = Date.now();
+        if (done < total && now - lastReportMs < PROGRESS_EVERY_MS) return;
+        lastReportMs = now;
+        process.stderr.write(`export: ${done}/${total} pages\n`);
+      },
+    });
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(summary)}\n`);
+      return;
+    }
+    const { files, assets } = summary;
+    process.stdout.write(
+      `Exported ${summary.pages} pages from ${summary.hosts.length} host(s) to ${out}\n` +
+        `  files: ${files.written} written, ${files.unchanged} unchanged, ${files.removed} removed\n` +
+        `  images: ${assets.linked} linked (${assets.fetched} fetched, ${assets.reused} reused), ` +
+        `${assets.refused} refused, ${assets.broken} broken (see export-report.json)\n` +
+        (summary.chunks !== undefined ? `  chunks.jsonl: ${summary.chunks} chunks\n` : '') +
+        `  llms.txt and llms-full.txt list every page\n`,
+    );
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * `gleaner report [--json]`: the corpus's integrity report. Exit status 1 when the store is
+ * inconsistent (a check marked inconsistent found something), 0 when it is sound.
+ */
+import { type IntegrityReport, integrityReport } from '../report/integrity-report';
+import { InconsistentStoreError } from './errors';
+import { openStore } from './search-command';
+
+export interface ReportCommandOptions {
+  json?: boolean;
+}
+
+export async function runReportCommand(options: ReportCommandOptions): Promise<void> {
+  const db = await openStore();
+  let report: IntegrityReport;
+  try {
+    report = await integrityReport(db);
+  } finally {
+    await db.close();
+  }
+  process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+  if (!report.ok) {
+    const failed = report.checks
+      .filter((c) => c.inconsistent && c.count > 0)
+      .map((c) => `${c.name} (${c.count})`);
+    throw new InconsistentStoreError(`the store is inconsistent: ${failed.join(', ')}`);
+  }
+}
+
+export function formatReport(report: IntegrityReport): string {
+  const { totals } = report;
+  const model = totals.embeddingModel
+    ? `${totals.embeddingModel.name}, ${totals.embeddingModel.dimension} dimensions (column ${totals.embeddingModel.columnDimension})`
+    : 'none recorded';
+  const lines = [
+    `Corpus: ${totals.pages} pages (${totals.pagesWithMarkdown} with Markdown, ${totals.pagesIndexed} indexed), ` +
+      `${totals.chunks} chunks, ${totals.vectors} vectors, ${totals.links} links, ${totals.summaries} summaries`,
+    `Embedding model: ${model}`,
+    '',
+  ];
+  for (const check of report.checks) {
+    const mark = check.count === 0 ? 'ok  ' : check.inconsistent ? 'FAIL' : 'note';
+    lines.push(`${mark} ${check.name}: ${check.count} — ${check.description}`);
+    for (const sample of check.samples) lines.push(`       ${sample}`);
+  }
+  lines.push('', `Duplicate clusters (same content hash): ${report.duplicateClusters.length}`);
+  for (const cluster of report.duplicateClusters.slice(0, 10)) {
+    lines.push(
+      `  ${cluster.contentSha256.slice(0, 12)}… ${cluster.urls.length} pages: ${cluster.urls.slice(0, 3).join(' ')}`,
+    );
+  }
+  lines.push('', 'Blocked and failed URLs by reason:');
+  if (report.fetchProblems.length === 0) lines.push('  none');
+  for (const problem of report.fetchProblems) {
+    lines.push(`  ${problem.outcome}${problem.status ? ` ${problem.status}` : ''}: ${problem.count}`);
+  }
+  lines.push('', report.ok ? 'The store is consistent.' : 'The store is INCONSISTENT (see FAIL lines).');
+  return `${lines.join('\n')}\n`;
+}

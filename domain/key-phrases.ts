@@ -1,0 +1,193 @@
+/**
+ * The text pieces the offline summariser and tagger choose from: a page's prose sentences (code,
+ * tables, images and link targets removed) and its candidate key phrases (runs of content words
+ * between stop words, as RAKE finds them, plus code identifiers the page names in backticks).
+ * Choosing among them by meaning is the activity's job (it has the embedding model); this is pure.
+ */
+
+const STOP_WORDS = new Set(
+  `a about above after again against all also am an and any are aren't as at be because been before being
+  below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during
+  each either else etc even ever every few for from further get gets given gives go had hadn't has hasn't have
+  haven't having he her here hers herself him himself his how however i if in into is isn't it it's its itself
+  just least less let like made make makes many may me might more most much must my myself need needs no nor
+  not now of off often on once one only or other others our ours ourselves out over own per rather same see
+  several shall she should shouldn't since so some such than that that's the their theirs them themselves then
+  there these they this those though through thus to too two under until up upon us use used uses using very
+  via was wasn't we were weren't what when where whether which while who whom whose why will with within
+  without won't would wouldn't yet you your yours yourself yourselves e.g i.e vs new first second three
+  example examples following follows shown show shows below above returns return default true false none null`
+    .split(/\s+/)
+    .filter(Boolean),
+);
+
+export interface PageProse {
+  headings: string[];
+  /** Paragraph and list-item texts, in order, links reduced to their text. */
+  blocks: string[];
+  /** Identifiers written as inline code (`gp_minimize`), in order of first appearance. */
+  codeNames: string[];
+}
+
+/** The prose of a page's Markdown, without code blocks, tables, images, HTML or link targets. */
+export function proseOf(markdown: string): PageProse {
+  const headings: string[] = [];
+  const blocks: string[] = [];
+  const codeNames: string[] = [];
+  let inFence = false;
+  let paragraph: string[] = [];
+  const flush = () => {
+    const text = paragraph.join(' ').replace(/\s+/g, ' ').trim();
+    if (text) blocks.push(text);
+    paragraph = [];
+  };
+  for (const line of markdown.split('\n')) {
+    if (/^ {0,3}(`{3,}|~{3,})/.test(line)) {
+      flush();
+      inFence = !inFence;
+      continue;
+    }
+    if (inFence) continue;
+    for (const match of line.matchAll(/`([A-Za-z_][\w.]{2,40})`/g)) {
+      const name = match[1]?.split('.').pop();
+      if (name && !codeNames.includes(name)) codeNames.push(name);
+    }
+    const heading = /^#{1,6}\s+(.*)$/.exec(line);
+    if (heading) {
+      flush();
+      headings.push(plain(heading[1] ?? ''));
+      continue;
+    }
+    if (/^\s*$/.test(line) || /^\s*\|/.test(line) || /^\s*([-*_]\s*){3,}$/.test(line)) {
+      flush();
+      continue;
+    }
+    if (/^\s*([-*+]|\d+[.)])\s+/.test(line)) flush();
+    paragraph.push(plain(line));
+  }
+  flush();
+  return { headings: headings.filter(Boolean), blocks, codeNames };
+}
+
+/** Markdown inline syntax reduced to its words. */
+function plain(text: string): string {
+  return (
+    text
+      .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ')
+      .replace(/\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '$1')
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/`([^`]*)`/g, '$1')
+      // Emphasis markers go; underscores inside identifiers (escaped as \_ by the extractor) stay.
+      .replace(/\*\*|\*|(?<![\w\\])_{1,2}(?=\S)|(?<=[^\s\\])_{1,2}(?!\w)/g, '')
+      .replace(/\\([^A-Za-z0-9\s])/g, '$1')
+      .replace(/^\s*(>\s*)+/, '')
+      .replace(/^\s*([-*+]|\d+[.)])\s+/, '')
+      .replace(/[¶#]+$/, '')
+      .trim()
+  );
+}
+
+/** Sentences of prose blocks that read as sentences: 6 to 60 words, mostly letters. */
+export function proseSentences(prose: PageProse, maxSentences: number): string[] {
+  const sentences: string[] = [];
+  for (const block of prose.blocks) {
+    for (const sentence of block.split(/(?<=[.!?])\s+(?=["'([]?[A-Z0-9])/)) {
+      const words = sentence.split(/\s+/).filter(Boolean);
+      if (words.length < 6 || words.length > 60) continue;
+      const letters = sentence.replace(/[^\p{L}]/gu, '').length;
+      if (letters < sentence.length * 0.6) continue;
+      if (!sentences.includes(sentence)) sentences.push(sentence);
+      if (sentences.length >= maxSentences) return sentences;
+    }
+  }
+  return sentences;
+}
+
+export interface KeyPhrase {
+  phrase: string;
+  /** Occurrences, with heading occurrences counted three times. */
+  weight: number;
+}
+
+/**
+ * Candidate key phrases: runs of one to three content words (split at stop words and punctuation)
+ * and inline-code identifiers, by weight then alphabetically, at most `max`.
+ */
+export function keyPhraseCandidates(prose: PageProse, max: number): KeyPhrase[] {
+  const weights = new Map<string, number>();
+  const add = (phrase: string, weight: number) => weights.set(phrase, (weights.get(phrase) ?? 0) + weight);
+  const scan = (text: string, weight: number) => {
+    for (const fragment of text.toLowerCase().split(/[^\p{L}\p{N}\s'_-]+/u)) {
+      let run: string[] = [];
+      const close = () => {
+        for (let size = 1; size <= Math.min(3, run.length); size += 1) {
+          for (let at = 0; at + size <= run.length; at += 1) add(run.slice(at, at + size).join(' '), weight);
+        }
+        run = [];
+      };
+      for (const word of fragment.split(/\s+/)) {
+        const clean = word.replace(/^['-]+|['-]+$/g, '');
+        if (clean.length < 3 || STOP_WORDS.has(clean) || /^\d/.test(clean)) close();
+        else run.push(clean);
+      }
+      close();
+    }
+  };
+  for (const heading of prose.headings) scan(heading, 3);
+  for (const block of prose.blocks) scan(block, 1);
+  for (const name of prose.codeNames) add(name.toLowerCase(), 2);
+  return [...weights]
+    .map(([phrase, weight]) => ({ phrase, weight }))
+    .sort((a, b) => b.weight - a.weight || (a.phrase < b.phrase ? -1 : a.phrase > b.phrase ? 1 : 0))
+    .slice(0, max);
+}
+
+/** Cosine similarity of two unit vectors (the embedder L2-normalises). */
+export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i += 1) sum += (a[i] ?? 0) * (b[i] ?? 0);
+  return sum;
+}
+
+/** The normalised mean of some unit vectors: the direction they share. */
+export function centroid(vectors: readonly ArrayLike<number>[]): number[] {
+  const first = vectors[0];
+  if (!first) return [];
+  const mean = new Array<number>(first.length).fill(0);
+  for (const vector of vectors)
+    for (let i = 0; i < mean.length; i += 1) mean[i] = (mean[i] ?? 0) + (vector[i] ?? 0);
+  const norm = Math.hypot(...mean) || 1;
+  return mean.map((value) => value / norm);
+}
+
+/**
+ * Maximal marginal relevance: picks up to `count` items, each time the one most similar to the
+ * page (`relevance`) and least similar to those already picked, so a summary or a tag list does
+ * not say the same thing twice. Returns indices in pick order.
+ */
+export function pickByMmr(
+  relevance: readonly number[],
+  vectors: readonly ArrayLike<number>[],
+  count: number,
+  lambda = 0.7,
+): number[] {
+  const picked: number[] = [];
+  while (picked.length < Math.min(count, relevance.length)) {
+    let best = -1;
+    let bestScore = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < relevance.length; i += 1) {
+      if (picked.includes(i)) continue;
+      const vector = vectors[i] ?? [];
+      const redundancy =
+        picked.length === 0 ? 0 : Math.max(...picked.map((j) => dot(vector, vectors[j] ?? [])));
+      const score = lambda * (relevance[i] ?? 0) - (1 - lambda) * redundancy;
+      if (score > bestScore) {
+        bestScore = score;
+        best = i;
+      }
+    }
+    if (best === -1) break;
+    picked.push(best);
+  }
+  return picked;
+}

@@ -1,0 +1,71 @@
+/**
+ * `llms.txt` (https://llmstxt.org): an H1, a one-paragraph summary in a blockquote, then sections of
+ * links, one line each (`- [title](file): note`). One section per host and top-level folder so a
+ * large site stays navigable. Built only from the exported data, so it is the same bytes each run.
+ */
+import path from 'node:path';
+import { compareCodePoints } from './tree-paths';
+
+export interface LlmsEntry {
+  host: string;
+  file: string;
+  url: string;
+  title: string;
+  note: string | undefined;
+  /** Description or summary of the page, for the corpus's own summary line. */
+  about: string | undefined;
+}
+
+const MAX_NOTE_CHARS = 200;
+
+/** The first sentence of a text, on one line, at most MAX_NOTE_CHARS long. */
+export function oneLine(value: string | null | undefined): string | undefined {
+  if (!value) return undefined;
+  const flat = value.replace(/\s+/g, ' ').trim();
+  if (flat === '') return undefined;
+  const sentence = /^(.{20,}?[.!?])\s/.exec(`${flat} `)?.[1] ?? flat;
+  return sentence.length <= MAX_NOTE_CHARS ? sentence : `${sentence.slice(0, MAX_NOTE_CHARS - 1)}…`;
+}
+
+function escapeLinkText(value: string): string {
+  return value.replace(/([[\]\\])/g, '\\$1').replace(/\s+/g, ' ');
+}
+
+export function renderLlmsTxt(entries: readonly LlmsEntry[]): string {
+  const hosts = [...new Set(entries.map((entry) => entry.host))].sort(compareCodePoints);
+  const home = (host: string) =>
+    entries.find((e) => e.host === host && /(^|\/)index\.md$/.test(e.file) && e.file.split('/').length === 2);
+  const title =
+    hosts.length === 1 && hosts[0] !== undefined ? (home(hosts[0])?.title ?? hosts[0]) : 'gleaner corpus';
+  const about = hosts.length === 1 && hosts[0] !== undefined ? home(hosts[0])?.about : undefined;
+  const lines = [`# ${title}`, ''];
+  const counts = `${entries.length} page${entries.length === 1 ? '' : 's'} from ${hosts.join(', ')}`;
+  lines.push(
+    `> ${about ? `${about} ` : ''}This corpus holds ${counts}, exported by gleaner as Markdown files with YAML frontmatter (title, URL, summary, tags); links between them are relative, and llms-full.txt holds the full text.`,
+    '',
+  );
+  const sections = new Map<string, LlmsEntry[]>();
+  for (const entry of entries) {
+    const inside = entry.file.split('/').slice(1);
+    const key = inside.length > 1 ? `${entry.host}/${inside[0]}` : entry.host;
+    sections.set(key, [...(sections.get(key) ?? []), entry]);
+  }
+  for (const key of [...sections.keys()].sort(compareCodePoints)) {
+    lines.push(`## ${key}`, '');
+    const members = (sections.get(key) ?? []).sort((a, b) => compareCodePoints(a.file, b.file));
+    for (const entry of members) {
+      const note = entry.note ? `: ${entry.note}` : '';
+      lines.push(`- [${escapeLinkText(entry.title)}](${encodeURI(entry.file)})${note}`);
+    }
+    lines.push('');
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+/** The part of llms-full.txt for one page: its title, source URL and full Markdown. */
+export function llmsFullSection(
+  entry: { title: string; url: string; file: string },
+  markdown: string,
+): string {
+  return `\n## ${entry.title}\n\nSource: ${entry.url}\nFile: ${path.posix.normalize(entry.file)}\n\n${markdown.trim()}\n`;
+}
