@@ -56,7 +56,7 @@ const program = new Command('extract-bench')
       .default('auto'),
   )
   .option('--type <type>', 'only pages of this page type')
-  .option('--no-baseline', 'skip bare Readability (quicker loops; its column then reads 0)')
+  .option('--no-baseline', 'skip bare Readability (quicker loops; its column then scores an empty answer)')
   .option('--scores <file>', 'write one JSON line per page (id, type, F1s, ms, strategy) for error analysis')
   .option('--data <dir>', 'data set folder', defaultDataDir())
   .parse();
