@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastLine, runGleaner } from '../helpers/gleaner-process';
 import { unpackSite } from '../helpers/sites';
 
+/** Each run starts a Node process that compiles the CLI; on a loaded two-core machine that alone can take 30 s. */
+const CLI_TIMEOUT_MS = 120_000;
+
 let dir: string;
 beforeAll(() => {
   const site = unpackSite('skopt-0.9');
@@ -50,11 +53,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('gleaner extract', () => {
   it('prints Markdown for a file, JSON with --format json', async () => {
     const [md, json] = await Promise.all([
-      runGleaner(['extract', path.join(dir, 'install.html')], {}, 30_000),
+      runGleaner(['extract', path.join(dir, 'install.html')], {}, CLI_TIMEOUT_MS),
       runGleaner(
         ['extract', path.join(dir, 'index.html.gz'), '--url', 'https://docs.example/', '--format', 'json'],
         {},
-        30_000,
+        CLI_TIMEOUT_MS,
       ),
     ]);
     expect(md.code).toBe(0);
@@ -68,7 +71,11 @@ describe('gleaner extract', () => {
   });
 
   it('streams one JSON line per manifest entry, in order', async () => {
-    const result = await runGleaner(['extract', '--manifest', path.join(dir, 'manifest.jsonl')], {}, 30_000);
+    const result = await runGleaner(
+      ['extract', '--manifest', path.join(dir, 'manifest.jsonl')],
+      {},
+      CLI_TIMEOUT_MS,
+    );
     expect(result.code).toBe(0);
     expect(lastLine(result.stderr)).toMatch(/manifest\.jsonl: 2 lines, 2 extracted, 0 failed$/);
     const lines = result.stdout
@@ -83,7 +90,11 @@ describe('gleaner extract', () => {
   });
 
   it('answers every good manifest line and reports every bad one in its place, exit status 1', async () => {
-    const result = await runGleaner(['extract', '--manifest', path.join(dir, 'batch.jsonl')], {}, 30_000);
+    const result = await runGleaner(
+      ['extract', '--manifest', path.join(dir, 'batch.jsonl')],
+      {},
+      CLI_TIMEOUT_MS,
+    );
     expect(result.code).toBe(1);
     const lines = result.stdout
       .trim()
@@ -140,7 +151,7 @@ describe('gleaner extract', () => {
         /^gleaner: --url must be http or https/,
       ],
     ];
-    const results = await Promise.all(cases.map(([args]) => runGleaner(args, {}, 30_000)));
+    const results = await Promise.all(cases.map(([args]) => runGleaner(args, {}, CLI_TIMEOUT_MS)));
     for (const [index, [args, message]] of cases.entries()) {
       const result = results[index] ?? { code: null, stderr: '' };
       expect(result.code, args.join(' ')).toBe(2);
