@@ -1,17 +1,18 @@
 /**
- * `npm run bench:extract [-- --limit N --type T --dom linkedom|jsdom --strategy auto|chain|readability --scores out.jsonl]`
+ * `npm run bench:extract [-- --limit N --type T --no-baseline --dom linkedom|jsdom --strategy auto|chain|readability --scores out.jsonl]`
  *
  * Scores gleaner's extractor and bare Readability (same DOM, same run) on the WCXB development split
  * (`--data DIR`, the folder holding ground-truth.jsonl and html/; get it from
  * https://github.com/Murrough-Foley/web-content-extraction-benchmark, CC-BY-4.0): per page, the F1 of the lower-cased word multisets (`\w+` in the Unicode
  * sense, as Python's `re` reads it) of the extracted text against the hand-checked main content; the
- * mean over pages, overall and per page type; and median and p95 milliseconds per page. Prints a table,
+ * mean over pages, overall and per page type, with mean precision and recall beside it; and median and p95 milliseconds per page. Prints a table,
  * then one JSON line. Pages are read in id order; nothing here is keyed to ids or URLs. The npm script
  * gives V8 the young generation the product's page-analysis threads get
  * (`--max-semi-space-size=32` ≙ `maxYoungGenerationSizeMb: 96` in activities/page-analysis-pool.ts);
  * bare Readability runs under the same setting.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Readability } from '@mozilla/readability';
@@ -31,6 +32,8 @@ interface PageScore {
   id: string;
   type: string;
   ours: number;
+  oursPrecision: number;
+  oursRecall: number;
   baseline: number;
   oursMs: number;
   /** CPU time of the process during our extraction: on a loaded machine, closer to one core's cost than wall time. */
@@ -53,6 +56,7 @@ const program = new Command('extract-bench')
       .default('auto'),
   )
   .option('--type <type>', 'only pages of this page type')
+  .option('--no-baseline', 'skip bare Readability (quicker loops; its column then scores an empty answer)')
   .option('--scores <file>', 'write one JSON line per page (id, type, F1s, ms, strategy) for error analysis')
   .requiredOption(
     '--data <dir>',
@@ -63,6 +67,7 @@ const opts = program.opts<{
   limit?: number;
   type?: string;
   scores?: string;
+  baseline: boolean;
   dom: DomKind;
   strategy: 'auto' | 'chain' | 'readability';
   data: string;
@@ -95,14 +100,17 @@ for (const [index, page] of truth.entries()) {
   const oursCpuMs = (cpu.user + cpu.system) / 1000;
 
   started = performance.now();
-  const baselineText = bareReadability(html, page.url, opts.dom);
+  const baselineText = opts.baseline ? bareReadability(html, page.url, opts.dom) : '';
   const baselineMs = performance.now() - started;
 
+  const oursScore = score(words(ours.text), expected);
   scores.push({
     id: page.id,
     type: page.page_type,
-    ours: f1(words(ours.text), expected),
-    baseline: f1(words(baselineText), expected),
+    ours: oursScore.f1,
+    oursPrecision: oursScore.precision,
+    oursRecall: oursScore.recall,
+    baseline: score(words(baselineText), expected).f1,
     oursMs,
     oursCpuMs,
     baselineMs,
@@ -129,18 +137,24 @@ function words(text: string): Map<string, number> {
   return counts;
 }
 
-function f1(predicted: Map<string, number>, expected: Map<string, number>): number {
+interface Score {
+  precision: number;
+  recall: number;
+  f1: number;
+}
+
+/** Precision, recall and F1 of the word multisets; an empty answer to an empty truth is perfect. */
+function score(predicted: Map<string, number>, expected: Map<string, number>): Score {
   const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
   const p = total(predicted);
   const e = total(expected);
-  if (p === 0 && e === 0) return 1;
-  if (p === 0 || e === 0) return 0;
+  if (p === 0 && e === 0) return { precision: 1, recall: 1, f1: 1 };
   let overlap = 0;
   for (const [word, count] of predicted) overlap += Math.min(count, expected.get(word) ?? 0);
-  if (overlap === 0) return 0;
-  const precision = overlap / p;
-  const recall = overlap / e;
-  return (2 * precision * recall) / (precision + recall);
+  const precision = p === 0 ? 0 : overlap / p;
+  const recall = e === 0 ? 0 : overlap / e;
+  if (overlap === 0) return { precision, recall, f1: 0 };
+  return { precision, recall, f1: (2 * precision * recall) / (precision + recall) };
 }
 
 const mean = (values: number[]) =>
@@ -149,7 +163,7 @@ function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 }
-const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
+const round = (n: number, digits = 4) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 const types = [...new Set(scores.map((s) => s.type))].sort();
 const byType = Object.fromEntries(
@@ -160,6 +174,8 @@ const byType = Object.fromEntries(
       {
         pages: group.length,
         ours: round(mean(group.map((s) => s.ours))),
+        precision: round(mean(group.map((s) => s.oursPrecision))),
+        recall: round(mean(group.map((s) => s.oursRecall))),
         readability: round(mean(group.map((s) => s.baseline))),
       },
     ];
@@ -171,8 +187,11 @@ const summary = {
   pages: scores.length,
   dom: opts.dom,
   strategy: opts.strategy,
+  loadavg: os.loadavg().map((n) => round(n, 2)),
   f1: {
     ours: round(mean(scores.map((s) => s.ours))),
+    oursPrecision: round(mean(scores.map((s) => s.oursPrecision))),
+    oursRecall: round(mean(scores.map((s) => s.oursRecall))),
     readability: round(mean(scores.map((s) => s.baseline))),
   },
   byType,
@@ -231,9 +250,26 @@ const summary = {
 
 const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padEnd(i === 0 ? 15 : 12)).join('');
 const lines = [
-  row(['page type', 'pages', 'gleaner F1', 'readability']),
-  row(['overall', summary.pages, summary.f1.ours, summary.f1.readability]),
-  ...types.map((t) => row([t, byType[t]?.pages ?? 0, byType[t]?.ours ?? 0, byType[t]?.readability ?? 0])),
+  row(['page type', 'pages', 'gleaner F1', 'precision', 'recall', 'readability']),
+  row([
+    'overall',
+    summary.pages,
+    summary.f1.ours,
+    summary.f1.oursPrecision,
+    summary.f1.oursRecall,
+    summary.f1.readability,
+  ]),
+  ...types.map((t) => {
+    const group = byType[t];
+    return row([
+      t,
+      group?.pages ?? 0,
+      group?.ours ?? 0,
+      group?.precision ?? 0,
+      group?.recall ?? 0,
+      group?.readability ?? 0,
+    ]);
+  }),
   '',
   row(['ms per page', 'median', 'p95']),
   row(['gleaner', summary.ms.ours.median, summary.ms.ours.p95]),
@@ -241,6 +277,7 @@ const lines = [
   row(['readability', summary.ms.readability.median, summary.ms.readability.p95]),
   '',
   `strategies: ${JSON.stringify(strategies)}  (dom ${opts.dom})`,
+  `load average at the end: ${summary.loadavg.join(' ')} (1, 5, 15 min; ${os.cpus().length} cores)`,
 ];
 process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(summary)}\n`);
 if (opts.scores) writeFileSync(opts.scores, `${scores.map((s) => JSON.stringify(s)).join('\n')}\n`);

@@ -11,6 +11,7 @@ const USER_FACING = new Set([
   'StoreLockedError',
   'TemporalBinaryNotFoundError',
   'CrawlFailedError',
+  'ManifestLinesFailedError',
   'InterruptedError',
   'EmbeddingSetupError',
   'CrawlIdTakenError',
@@ -24,6 +25,11 @@ export function isUserFacing(error: unknown): boolean {
 /** The crawl ran but produced nothing usable (every seed failed): exit status 1. */
 export class CrawlFailedError extends Error {
   override readonly name = 'CrawlFailedError';
+}
+
+/** `extract --manifest` ran to the end but some lines failed (each reported on its own line): exit status 1. */
+export class ManifestLinesFailedError extends Error {
+  override readonly name = 'ManifestLinesFailedError';
 }
 
 /** The user stopped the command (Ctrl-C); durable state is intact. Exit status 130. */

@@ -4,7 +4,10 @@
  * Files ending in `.gz` are gunzipped; bytes are decoded like fetched bodies (BOM, `<meta>` charset,
  * else UTF-8). A URL argument is fetched once with `fetchPage` (SSRF guard, size and time limits).
  * Manifest lines `{"id","file","url"}` become output lines `{"id","title","text","markdown","metadata"}`,
- * streamed in input order; relative `file` paths resolve against the manifest's folder.
+ * streamed in input order; relative `file` paths resolve against the manifest's folder. A manifest is a
+ * batch: a line that cannot be extracted (bad JSON, no id, no file, unreadable or binary file) prints
+ * `{"id","line","error"}` in its place and the rest go on; a summary goes to stderr, and the exit
+ * status is 1 when any line failed.
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -15,7 +18,7 @@ import { decodeBody } from '../activities/http/charset';
 import { fetchPage } from '../activities/http/fetch-page';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
 import { type ExtractedPage, extractPage } from '../extract';
-import { UsageError } from './errors';
+import { ManifestLinesFailedError, UsageError } from './errors';
 
 export type ExtractFormat = 'markdown' | 'text' | 'json';
 export const EXTRACT_FORMATS: readonly ExtractFormat[] = ['markdown', 'text', 'json'];
@@ -72,22 +75,50 @@ async function runManifest(manifest: string): Promise<void> {
     );
   }
   let lineNumber = 0;
+  let extracted = 0;
+  const failedLines: number[] = [];
   for await (const line of createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })) {
     lineNumber++;
     if (line.trim() === '') continue;
-    const entry = parseEntry(line, `${manifest}:${lineNumber}`);
-    const html = await readHtml(path.resolve(folder, entry.file), `${manifest}:${lineNumber} file`);
-    const page = extractPage(html, entry.url);
-    const out = {
-      id: entry.id,
-      title: page.title,
-      text: page.text,
-      markdown: page.markdown,
-      metadata: page.metadata,
-    };
+    // One bad line costs only itself: its error takes its place in the output and the batch goes on.
+    const out = await extractLine(line, lineNumber, folder);
+    if ('error' in out) {
+      failedLines.push(lineNumber);
+      process.stderr.write(`gleaner: ${manifest}:${lineNumber}: ${out.error}\n`);
+    } else {
+      extracted++;
+    }
     if (!process.stdout.write(`${JSON.stringify(out)}\n`)) {
       await new Promise((resolve) => process.stdout.once('drain', resolve));
     }
+  }
+  const summary = `${manifest}: ${extracted + failedLines.length} lines, ${extracted} extracted, ${failedLines.length} failed`;
+  if (failedLines.length === 0) {
+    process.stderr.write(`gleaner: ${summary}\n`);
+    return;
+  }
+  const shown = failedLines.slice(0, 20).join(', ');
+  throw new ManifestLinesFailedError(
+    `${summary} (line${failedLines.length > 1 ? 's' : ''} ${shown}${failedLines.length > 20 ? ', …' : ''})`,
+  );
+}
+
+type ManifestOutput =
+  | { id: string; title: string; text: string; markdown: string; metadata: ExtractedPage['metadata'] }
+  | { id: string | null; line: number; error: string };
+
+async function extractLine(line: string, lineNumber: number, folder: string): Promise<ManifestOutput> {
+  let id: string | null = null;
+  try {
+    const entry = parseEntry(line);
+    id = entry.id;
+    const html = await readHtml(path.resolve(folder, entry.file), 'file');
+    const page = extractPage(html, entry.url);
+    return { id, title: page.title, text: page.text, markdown: page.markdown, metadata: page.metadata };
+  } catch (error) {
+    if (error instanceof ManifestEntryError) id = error.id;
+    const message = error instanceof Error ? error.message : String(error);
+    return { id, line: lineNumber, error: message };
   }
 }
 
@@ -97,25 +128,46 @@ interface ManifestEntry {
   url?: string;
 }
 
-function parseEntry(line: string, where: string): ManifestEntry {
+/** A manifest line that cannot be used; carries the line's id when it had one. */
+class ManifestEntryError extends Error {
+  override readonly name = 'ManifestEntryError';
+  constructor(
+    message: string,
+    readonly id: string | null,
+  ) {
+    super(message);
+  }
+}
+
+function parseEntry(line: string): ManifestEntry {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
-    throw new UsageError(`${where}: not a JSON object`);
+    throw new ManifestEntryError('not a JSON object', null);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ManifestEntryError('not a JSON object', null);
   }
   const entry = value as Partial<Record<'id' | 'file' | 'url', unknown>>;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError(`${where}: not a JSON object`);
-  }
-  if (typeof entry.id !== 'string' && typeof entry.id !== 'number')
-    throw new UsageError(`${where}: "id" is missing`);
+  const id =
+    typeof entry.id === 'string' && entry.id !== ''
+      ? entry.id
+      : typeof entry.id === 'number'
+        ? String(entry.id)
+        : null;
+  if (id === null) throw new ManifestEntryError('"id" is missing', null);
   if (typeof entry.file !== 'string' || entry.file === '')
-    throw new UsageError(`${where}: "file" is missing`);
-  if (entry.url !== undefined && typeof entry.url !== 'string')
-    throw new UsageError(`${where}: "url" must be a string`);
-  if (typeof entry.url === 'string') checkUrl(entry.url, `${where} "url"`);
-  return { id: String(entry.id), file: entry.file, ...(entry.url !== undefined ? { url: entry.url } : {}) };
+    throw new ManifestEntryError('"file" is missing', id);
+  // A missing, null or empty url is allowed: links then stay relative.
+  if (entry.url === undefined || entry.url === null || entry.url === '') return { id, file: entry.file };
+  if (typeof entry.url !== 'string') throw new ManifestEntryError('"url" must be a string', id);
+  try {
+    checkUrl(entry.url, '"url"');
+  } catch (error) {
+    throw new ManifestEntryError((error as Error).message, id);
+  }
+  return { id, file: entry.file, url: entry.url };
 }
 
 async function readHtml(file: string, what: string): Promise<string> {
@@ -134,7 +186,15 @@ async function readHtml(file: string, what: string): Promise<string> {
       throw new UsageError(`cannot gunzip ${file}: ${(error as Error).message}`);
     }
   }
+  if (looksBinary(bytes)) throw new UsageError(`${what} ${file} is not HTML (binary content)`);
   return decodeBody(bytes).text;
+}
+
+/** NUL bytes in the first 8 KiB mark a binary file (an image, an archive); HTML in UTF-16 carries a BOM. */
+function looksBinary(bytes: Buffer): boolean {
+  const head = bytes.subarray(0, 8192);
+  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return false;
+  return head.includes(0);
 }
 
 async function fetchHtml(

@@ -287,13 +287,9 @@ try {
   if (isUserFacing(error)) {
     process.stderr.write(`gleaner: ${(error as Error).message}\n`);
     const name = (error as Error).name;
-    process.exit(
-      name === 'CrawlFailedError' || name === 'InconsistentStoreError'
-        ? 1
-        : name === 'InterruptedError'
-          ? 130
-          : 2,
-    );
+    const partFailed =
+      name === 'CrawlFailedError' || name === 'InconsistentStoreError' || name === 'ManifestLinesFailedError';
+    process.exit(partFailed ? 1 : name === 'InterruptedError' ? 130 : 2);
   }
   logger.error({ err: error }, 'unexpected failure');
   process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);

@@ -2,6 +2,7 @@
  * Main-content isolation (seed 004 §6): site chrome removal, the selector priority chain, and the
  * measures used to choose between candidates. DOM-only, no I/O; works on jsdom and linkedom alike.
  */
+import { articleChromeKind, COMMENT_HEADING, COMMENTS_ON_POST, isCaption } from './article-chrome';
 import { PRICE } from './product';
 
 /** Tags that are never document content. */
@@ -85,8 +86,22 @@ const MIN_TEASER_LINK_SHARE = 0.5;
  */
 const COMMENTS_NAME =
   /(?:^|\s)(?:comments|comment-?list|commentlist|comments-?(?:area|section|wrapper|container|block)|comment-?respond|respond|disqus_thread|js-comments-container)(?:$|\s)/i;
-/** Text that must remain outside comment containers for them to be dropped. */
+/**
+ * Text that must remain outside comment containers for them to be dropped: this share of it, or for
+ * a thread that names its post this many characters (a post of 100 words under 1,000 words of
+ * comments is still the post).
+ */
 const MIN_SHARE_OUTSIDE_COMMENTS = 0.2;
+const MIN_CHARS_OUTSIDE_COMMENTS = 500;
+
+/**
+ * Characters of `total` that comments may take and leave the rest standing. A thread that names the
+ * post it answers ("10 Responses to “…”") may leave just the post, however short.
+ */
+function commentBudget(total: number, namesThePost = false): number {
+  const keep = MIN_SHARE_OUTSIDE_COMMENTS * total;
+  return Math.max(0, total - (namesThePost ? Math.min(keep, MIN_CHARS_OUTSIDE_COMMENTS) : keep));
+}
 
 /** Chrome matched by class or id is kept if it holds more than this share of the candidate's text. */
 const MAX_CHROME_SHARE = 0.4;
@@ -94,6 +109,10 @@ const MAX_CHROME_SHARE = 0.4;
 export interface ChromeOptions {
   /** Drop reader-comment containers; off for discussion pages, whose comments are the content. */
   dropComments?: boolean;
+  /**
+   * Drop comment threads opened by a heading ("12 Responses"). @default the value of `dropComments`
+   */
+  dropCommentThreads?: boolean;
   /** The page shows one product: groups of other products' priced cards around it are chrome. */
   productPage?: boolean;
   /** The page sells something: its customer reviews and ratings are chrome. */
@@ -138,16 +157,31 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
       i = last[i] ?? i;
     }
   }
+  if (options.dropCommentThreads ?? options.dropComments)
+    total -= removeCommentThreads(root, tree, removed, drop, total);
   removeTeaserBlocks(root, tree, removed, drop, total);
   removeLinkLists(tree, removed, drop, total);
   if (options.productPage) removeProductCards(tree, removed, drop, total);
+  const bylines: number[] = [];
   for (let i = 0; i < els.length; i++) {
     if (removed[i]) {
       i = last[i] ?? i;
       continue;
     }
     const el = els[i] as Element;
-    if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || inCode[i] || !CHROME_TEXT_TAGS.has(el.localName)) continue;
+    if (inCode[i]) continue;
+    const kind = articleChrome(el, chars[i] ?? 0, tree.linkChars[i] ?? 0);
+    if (kind === 'byline') {
+      bylines.push(i);
+      i = last[i] ?? i;
+      continue;
+    }
+    if (kind === 'chrome') {
+      drop(i);
+      i = last[i] ?? i;
+      continue;
+    }
+    if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || !CHROME_TEXT_TAGS.has(el.localName)) continue;
     const text = el.textContent ?? '';
     const trimmed = text.trim();
     // Post controls are often indented markup: their length is judged without the whitespace.
@@ -160,6 +194,99 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
       i = last[i] ?? i;
     }
   }
+  if (bylines.length <= MAX_BYLINES) for (const i of bylines) drop(i);
+}
+
+/** Elements that can be a caption, credit, byline, dateline or share control as a whole. */
+const ARTICLE_CHROME_TAGS = new Set([
+  'a',
+  'p',
+  'div',
+  'span',
+  'li',
+  'time',
+  'small',
+  'cite',
+  'em',
+  'figcaption',
+]);
+const ARTICLE_CHROME_MAX_CHARS = 120;
+
+/** More bylines or datelines than this in one region are a listing's cards, each with its own. */
+const MAX_BYLINES = 4;
+
+function articleChrome(el: Element, chars: number, linkChars: number): 'chrome' | 'byline' | undefined {
+  if (chars === 0) return undefined;
+  if (isCaption(el, nameOf(el), chars, linkChars)) {
+    keepCaptionAsAlt(el);
+    return 'chrome';
+  }
+  if (chars > ARTICLE_CHROME_MAX_CHARS || !ARTICLE_CHROME_TAGS.has(el.localName)) return undefined;
+  return articleChromeKind(el, (el.textContent ?? '').replace(/\s+/g, ' ').trim());
+}
+
+/** A figure's picture without alt text keeps its caption there: the Markdown still says what it shows. */
+function keepCaptionAsAlt(caption: Element): void {
+  if (caption.localName !== 'figcaption') return;
+  const img = caption.parentElement?.querySelector('img');
+  if (!img || (img.getAttribute('alt') ?? '').trim() !== '') return;
+  img.setAttribute('alt', (caption.textContent ?? '').replace(/\s+/g, ' ').trim());
+}
+
+/**
+ * Readers' comments opened by a heading ("12 Responses to …", "Leave a Reply") in containers whose
+ * names say nothing: the heading's nearest ancestor that starts with it, else the siblings after it
+ * up to the next heading of its rank. Like named comment containers they go whatever their share,
+ * unless too little would be left outside them. Returns the characters removed.
+ */
+function removeCommentThreads(
+  root: Element,
+  tree: KeptElements,
+  removed: Uint8Array,
+  drop: (i: number) => void,
+  total: number,
+): number {
+  const { els, last, chars } = tree;
+  let index: Map<Element, number> | undefined;
+  let gone = 0;
+  for (let i = 0; i < els.length; i++) {
+    if (removed[i]) {
+      i = last[i] ?? i;
+      continue;
+    }
+    const el = els[i] as Element;
+    const size = chars[i] ?? 0;
+    if (size === 0 || size > 240 || !/^h[2-6]$/.test(el.localName)) continue;
+    const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (!COMMENT_HEADING.test(heading)) continue;
+    if (index === undefined) {
+      index = new Map();
+      for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
+    }
+    const budget = commentBudget(total, COMMENTS_ON_POST.test(heading)) - gone;
+    let box = i;
+    for (let parent = el.parentElement; parent !== null && parent !== root; parent = parent.parentElement) {
+      const p = index.get(parent);
+      if (p === undefined || removed[p] || (chars[p] ?? 0) > budget) break;
+      if (!(parent.textContent ?? '').trimStart().startsWith(heading.slice(0, 20))) break;
+      box = p;
+    }
+    const group = [box];
+    if (box === i) {
+      const rank = Number(el.localName[1]);
+      for (let sibling = el.nextElementSibling; sibling !== null; sibling = sibling.nextElementSibling) {
+        if (/^h[1-6]$/.test(sibling.localName) && Number(sibling.localName[1]) <= rank) break;
+        const s = index.get(sibling);
+        if (s !== undefined && !removed[s]) group.push(s);
+      }
+    }
+    const size_ = group.reduce((n, j) => n + (chars[j] ?? 0), 0);
+    if (size_ > budget) continue;
+    for (const j of group) drop(j);
+    gone += size_;
+    i = Math.max(i, last[box] ?? i);
+  }
+  return gone;
 }
 
 /**
@@ -500,7 +627,7 @@ function removeOuterContainers(
   if (outer.length === 0) return 0;
   const total = tree.rootChars;
   const inside = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
-  if (total - inside < MIN_SHARE_OUTSIDE_COMMENTS * total) return 0;
+  if (inside > commentBudget(total)) return 0;
   for (const i of outer) drop(i);
   return inside;
 }

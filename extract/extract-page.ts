@@ -224,6 +224,7 @@ function chooseContent(
   const readable = runReadability(mutated ? second : doc, {
     productPage: chrome.productPage,
     dropReviews: chrome.dropReviews,
+    dropCommentThreads: chrome.dropComments,
   });
   const body = (mutated ? doc : second).body;
   if (body) removeChrome(body, chrome);

@@ -376,7 +376,7 @@ describe('turndown rules on hand-written HTML', () => {
     expect(out).toContain('> **Tip**\n>\n> Try it.');
   });
 
-  it('figures keep alt text, or the caption when alt is missing, and the caption', () => {
+  it('figures keep alt text, or the caption when alt is missing, and a numbered caption', () => {
     const out = md(
       '<figure><img src="/a.png" alt="A chart"><figcaption>Figure 1: growth</figcaption></figure><figure><img src="/b.png"><figcaption>Only caption</figcaption></figure>',
     );
