@@ -203,6 +203,7 @@ async function recallAt5(embedders: readonly TextEmbedder[]): Promise<number[]> 
 
 async function main(): Promise<void> {
   // The new path: the default (int8-product) model through the process-wide batcher.
+  // (It runs one text per call whatever --batch says: see modelBatchLimit in embed/embedder.ts.)
   const embedder = await loadEmbedder({ batchSize: opts.batch, maxBatchTokens: opts.maxBatchTokens });
   // The fp32 path: the model it is quantised from, through the same runtime.
   const fp32Dir = provisionedModelDir(FP32_MODEL_NAME);

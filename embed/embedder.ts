@@ -31,7 +31,7 @@ export interface TextEmbedder {
 export interface EmbedderOptions extends ModelDirOptions {
   /** Overrides the identity's name (default: the model directory's name). */
   name?: string;
-  /** Texts per inference call at most. @default 32 */
+  /** Texts per inference call at most. @default 32, never more than the model directory's `embedder.json` allows */
   batchSize?: number;
   /**
    * Padded tokens per inference call at most (rows × longest row): bounds the activation memory,
@@ -225,6 +225,25 @@ function meanPoolNormalised(
   });
 }
 
+/**
+ * The model directory's own batching limit (`embedder.json` `max_batch_size`), when it has one.
+ * A dynamically quantised model scales each MatMul's activations by the range of the whole batch,
+ * so a text's vector would depend on the texts it shares a call with (cosine 0.98 between a text
+ * alone and in a padded batch): such a model runs one text per call, and the vector of a text is
+ * the same whoever else is embedding.
+ */
+function modelBatchLimit(dir: string): number | undefined {
+  try {
+    const config = JSON.parse(readFileSync(path.join(dir, 'embedder.json'), 'utf8')) as {
+      max_batch_size?: unknown;
+    };
+    const limit = config.max_batch_size;
+    return typeof limit === 'number' && Number.isInteger(limit) && limit >= 1 ? limit : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `max_seq_length` from a sentence-transformers model directory, when it has one. */
 function trainedSequenceLength(dir: string): number | undefined {
   try {
@@ -264,7 +283,8 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
     tokenizer.modelMaxLength,
   );
   if (maxTokens < 2) throw new Error(`maxTokens must be at least 2 ([CLS] and [SEP]), got ${maxTokens}`);
-  const batchSize = options.batchSize ?? 32;
+  const batchLimit = modelBatchLimit(dir);
+  const batchSize = Math.min(options.batchSize ?? 32, batchLimit ?? Number.POSITIVE_INFINITY);
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
   const maxBatchTokens = options.maxBatchTokens ?? 8192;

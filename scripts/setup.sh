@@ -182,7 +182,7 @@ setup_quantized_model() {
   local src="$TOOLS/models/$MODEL_NAME" dest="$TOOLS/models/$QMODEL_NAME" venv="$TOOLS/quantize-venv"
   local tool="$ROOT/scripts/quantize"
   local stamp
-  stamp="$(cat "$src/.wheels-sha256" "$tool/requirements.txt" "$tool/quantize-model.py" | sha256sum | cut -d' ' -f1)"
+  stamp="$(cat "$src/.wheels-sha256" "$tool/requirements.txt" "$tool/quantize-model.py" | sha256sum | cut -d' ' -f1) layout-1"
   if [ ! -f "$dest/model.onnx" ] || [ "$(cat "$dest/.source-sha256" 2>/dev/null)" != "$stamp" ]; then
     need_python
     if [ "$(cat "$venv/.requirements-sha256" 2>/dev/null)" != "$(sha256sum <"$tool/requirements.txt")" ]; then
@@ -203,6 +203,9 @@ setup_quantized_model() {
       sentence_bert_config.json README.md; do
       cp "$src/$f" "$dest.partial/"
     done
+    # Activations are quantised with one scale per call, so texts batched together would change
+    # each other's vectors: the embedder runs this model one text per call (embed/embedder.ts).
+    printf '{ "max_batch_size": 1 }\n' >"$dest.partial/embedder.json"
     echo "$stamp" >"$dest.partial/.source-sha256"
     rm -rf "$dest"
     mv "$dest.partial" "$dest"

@@ -15,6 +15,7 @@ quantised. reduce_range (7-bit) only costs accuracy on VNNI processors.
 Usage: python quantize-model.py SOURCE.onnx DEST.onnx
 """
 
+import logging
 import os
 import sys
 import tempfile
@@ -24,6 +25,9 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 
 
 def main(source: str, dest: str) -> None:
+    # The quantiser suggests its pre-processing (shape inference, fusions) on every run; the
+    # folding below is the part of it this model needs.
+    logging.getLogger().setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as scratch:
         folded = os.path.join(scratch, "folded.onnx")
         options = ort.SessionOptions()
