@@ -111,7 +111,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
 /**
  * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the
  * ONNX session already spreads one batch over every core, so more parallel work there only adds
- * memory and latency.
+ * memory and latency. Two embed slots: the embedder runs one model call at a time whatever the
+ * slots (embed/embedder.ts queues every caller's texts), so the second only lets one page's reads
+ * and writes overlap another's model call, and lets the queue fill calls across pages.
  */
 function activitySlots(queue: QueueKind, options: StartWorkersOptions): number {
   switch (queue) {
@@ -120,7 +122,7 @@ function activitySlots(queue: QueueKind, options: StartWorkersOptions): number {
     case 'page':
       return 4;
     case 'embed':
-      return 1;
+      return 2;
     default:
       return 32;
   }
