@@ -5,10 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { MODEL_FILE, type ModelDirOptions, resolveModelDir } from './model-dir';
-import { loadTokenizer, type Tokenizer } from './tokenizer';
+import { loadTokenizer, padBatch, type Tokenizer } from './tokenizer';
 
 export interface ModelIdentity {
   /** The model directory's name unless given: it names the weights in the database. */
@@ -30,8 +31,13 @@ export interface TextEmbedder {
 export interface EmbedderOptions extends ModelDirOptions {
   /** Overrides the identity's name (default: the model directory's name). */
   name?: string;
-  /** Texts per inference call. @default 32 */
+  /** Texts per inference call at most. @default 32, never more than the model directory's `embedder.json` allows */
   batchSize?: number;
+  /**
+   * Padded tokens per inference call at most (rows × longest row): bounds the activation memory,
+   * which grows with batch × sequence length. @default 8192
+   */
+  maxBatchTokens?: number;
   /**
    * Tokens per input, [CLS] and [SEP] included, at most the model's position limit (512 for
    * BERT). @default the `max_seq_length` of the model's `sentence_bert_config.json` (256 for
@@ -41,7 +47,7 @@ export interface EmbedderOptions extends ModelDirOptions {
    * search covers all of their text.
    */
   maxTokens?: number;
-  /** onnxruntime intra-op threads. @default onnxruntime's choice (one per core) */
+  /** onnxruntime intra-op threads. @default the cores this process may use (os.availableParallelism) */
   threads?: number;
 }
 
@@ -76,8 +82,25 @@ async function weightsSha256(modelPath: string): Promise<string> {
   return sha256;
 }
 
+/** One text waiting for the model, with where its vector goes. */
+interface PendingText {
+  ids: number[];
+  resolve(vector: Float32Array): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Every `embed` call puts its texts in one process-wide queue; one loop runs the model over the
+ * queue in batches, so texts of concurrent callers (several pages' chunks) share a model call
+ * instead of each caller filling a small batch of its own. Each round takes everything queued,
+ * sorts it by token length and cuts it into batches by count and padded size: texts of similar
+ * length travel together, so little of a batch is padding. Only one model call runs at a time: it
+ * already spreads over every core, and a second would only compete with it for them.
+ */
 class OnnxEmbedder implements TextEmbedder {
   identity: ModelIdentity;
+  private readonly queue: PendingText[] = [];
+  private running = false;
 
   constructor(
     private readonly session: ort.InferenceSession,
@@ -86,21 +109,47 @@ class OnnxEmbedder implements TextEmbedder {
     sha256: string,
     readonly maxTokens: number,
     private readonly batchSize: number,
+    private readonly maxBatchTokens: number,
   ) {
     this.identity = { name, dimension: 0, weightsSha256: sha256 };
   }
 
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += this.batchSize) {
-      vectors.push(...(await this.embedBatch(texts.slice(start, start + this.batchSize))));
+  embed(texts: readonly string[]): Promise<Float32Array[]> {
+    if (texts.length === 0) return Promise.resolve([]);
+    let vectors: Promise<Float32Array>[];
+    try {
+      vectors = texts.map((text) => {
+        const ids = this.tokenizer.encode(text, this.maxTokens);
+        return new Promise<Float32Array>((resolve, reject) => this.queue.push({ ids, resolve, reject }));
+      });
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return vectors;
+    if (!this.running) void this.drain();
+    return Promise.all(vectors);
   }
 
-  private async embedBatch(texts: readonly string[]): Promise<Float32Array[]> {
-    if (texts.length === 0) return [];
-    const batch = this.tokenizer.encodeBatch(texts, this.maxTokens);
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const round = this.queue.splice(0).sort((a, b) => a.ids.length - b.ids.length);
+        for (const batch of planPaddedBatches(round, this.batchSize, this.maxBatchTokens)) {
+          try {
+            const vectors = await this.embedBatch(batch.map((text) => text.ids));
+            for (const [i, text] of batch.entries()) text.resolve(vectors[i] as Float32Array);
+          } catch (error) {
+            for (const text of batch) text.reject(error);
+          }
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async embedBatch(rows: readonly number[][]): Promise<Float32Array[]> {
+    const batch = padBatch(rows, this.tokenizer.padId);
     const dims = [batch.batchSize, batch.sequenceLength];
     const feeds: Record<string, ort.Tensor> = {
       input_ids: new ort.Tensor('int64', batch.inputIds, dims),
@@ -119,6 +168,30 @@ class OnnxEmbedder implements TextEmbedder {
       for (const tensor of Object.values(outputs)) tensor.dispose();
     }
   }
+}
+
+/**
+ * Cuts texts already sorted by length into batches of at most `batchSize` rows whose padded size
+ * (rows × longest row) stays within `maxBatchTokens`; a text longer than that goes alone.
+ */
+export function planPaddedBatches<T extends { ids: readonly number[] }>(
+  sorted: readonly T[],
+  batchSize: number,
+  maxBatchTokens: number,
+): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  for (const text of sorted) {
+    // Sorted ascending, so this text is the longest of the batch if it joins.
+    const paddedIfJoined = (current.length + 1) * text.ids.length;
+    if (current.length > 0 && (current.length >= batchSize || paddedIfJoined > maxBatchTokens)) {
+      batches.push(current);
+      current = [];
+    }
+    current.push(text);
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }
 
 /**
@@ -152,6 +225,25 @@ function meanPoolNormalised(
   });
 }
 
+/**
+ * The model directory's own batching limit (`embedder.json` `max_batch_size`), when it has one.
+ * A dynamically quantised model scales each MatMul's activations by the range of the whole batch,
+ * so a text's vector would depend on the texts it shares a call with (cosine 0.98 between a text
+ * alone and in a padded batch): such a model runs one text per call, and the vector of a text is
+ * the same whoever else is embedding.
+ */
+function modelBatchLimit(dir: string): number | undefined {
+  try {
+    const config = JSON.parse(readFileSync(path.join(dir, 'embedder.json'), 'utf8')) as {
+      max_batch_size?: unknown;
+    };
+    const limit = config.max_batch_size;
+    return typeof limit === 'number' && Number.isInteger(limit) && limit >= 1 ? limit : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `max_seq_length` from a sentence-transformers model directory, when it has one. */
 function trainedSequenceLength(dir: string): number | undefined {
   try {
@@ -173,7 +265,10 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
     weightsSha256(modelPath),
     ort.InferenceSession.create(modelPath, {
       graphOptimizationLevel: 'all',
-      ...(options.threads ? { intraOpNumThreads: options.threads } : {}),
+      // One model call at a time (see OnnxEmbedder), each spread over every core.
+      executionMode: 'sequential',
+      interOpNumThreads: 1,
+      intraOpNumThreads: options.threads ?? os.availableParallelism(),
     }),
   ]);
   for (const input of ['input_ids', 'attention_mask']) {
@@ -188,9 +283,13 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
     tokenizer.modelMaxLength,
   );
   if (maxTokens < 2) throw new Error(`maxTokens must be at least 2 ([CLS] and [SEP]), got ${maxTokens}`);
-  const batchSize = options.batchSize ?? 32;
+  const batchLimit = modelBatchLimit(dir);
+  const batchSize = Math.min(options.batchSize ?? 32, batchLimit ?? Number.POSITIVE_INFINITY);
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
+  const maxBatchTokens = options.maxBatchTokens ?? 8192;
+  if (!Number.isInteger(maxBatchTokens) || maxBatchTokens < 1)
+    throw new Error(`maxBatchTokens must be a positive integer, got ${maxBatchTokens}`);
   const embedder = new OnnxEmbedder(
     session,
     tokenizer,
@@ -198,6 +297,7 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
     sha256,
     maxTokens,
     batchSize,
+    maxBatchTokens,
   );
   // The output shape's last axis may be symbolic, so the dimension is read off a real vector.
   const [probe] = await embedder.embed(['dimension probe']);

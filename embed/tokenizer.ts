@@ -26,6 +26,8 @@ export interface EncodedBatch {
 export interface Tokenizer extends TokenCounter {
   /** The model's position limit (tokenizer_config.json `model_max_length`). */
   readonly modelMaxLength: number;
+  /** Vocabulary id of the padding token. */
+  readonly padId: number;
   /** Token ids of `text` with [CLS] and [SEP], cut to `maxLength` (keeping the closing [SEP]). */
   encode(text: string, maxLength?: number): number[];
   /** Encodes and pads to the longest input of the batch (not to `maxLength`: padding costs compute). */
@@ -51,7 +53,7 @@ const MAX_CACHED_WORDS = 100_000;
 
 class WordPieceTokenizer implements Tokenizer {
   readonly modelMaxLength: number;
-  private readonly padId: number;
+  readonly padId: number;
   private readonly sepId: number;
   private readonly wordCounts = new Map<string, number>();
 
@@ -114,25 +116,32 @@ class WordPieceTokenizer implements Tokenizer {
 
   encodeBatch(texts: readonly string[], maxLength = this.modelMaxLength): EncodedBatch {
     const limit = Math.min(maxLength, this.modelMaxLength);
-    const encoded = texts.map((text) => this.encode(text, limit));
-    const sequenceLength = Math.max(1, ...encoded.map((ids) => ids.length));
-    const inputIds = new BigInt64Array(texts.length * sequenceLength).fill(BigInt(this.padId));
-    const attentionMask = new BigInt64Array(texts.length * sequenceLength);
-    encoded.forEach((ids, row) => {
-      const offset = row * sequenceLength;
-      for (let i = 0; i < ids.length; i++) {
-        inputIds[offset + i] = BigInt(ids[i] as number);
-        attentionMask[offset + i] = 1n;
-      }
-    });
-    return {
-      batchSize: texts.length,
-      sequenceLength,
-      inputIds,
-      attentionMask,
-      lengths: encoded.map((ids) => ids.length),
-    };
+    return padBatch(
+      texts.map((text) => this.encode(text, limit)),
+      this.padId,
+    );
   }
+}
+
+/** Token id rows padded on the right to the longest row, with the attention mask. */
+export function padBatch(rows: readonly (readonly number[])[], padId: number): EncodedBatch {
+  const sequenceLength = Math.max(1, ...rows.map((ids) => ids.length));
+  const inputIds = new BigInt64Array(rows.length * sequenceLength).fill(BigInt(padId));
+  const attentionMask = new BigInt64Array(rows.length * sequenceLength);
+  rows.forEach((ids, row) => {
+    const offset = row * sequenceLength;
+    for (let i = 0; i < ids.length; i++) {
+      inputIds[offset + i] = BigInt(ids[i] as number);
+      attentionMask[offset + i] = 1n;
+    }
+  });
+  return {
+    batchSize: rows.length,
+    sequenceLength,
+    inputIds,
+    attentionMask,
+    lengths: rows.map((ids) => ids.length),
+  };
 }
 
 /** Reads the tokenizer of `modelDir` (default: the provisioned model, see model-dir.ts). */

@@ -6,6 +6,7 @@
  */
 import type { Database } from '../db/database';
 import { MAX_TAGS, normalizeTag } from '../domain/tags';
+import { provisionedModelDir } from '../embed/model-dir';
 import { type TextEmbedder, toVectorLiteral } from './text-embedder';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
@@ -161,7 +162,9 @@ async function vectorSearchUnavailable(
   ) {
     throw new EmbeddingModelMismatchError(
       `the corpus was embedded with ${stored.name} (${stored.dimension} dimensions, weights ${stored.weights_sha256.slice(0, 12)}…) ` +
-        `but the query embedder is ${identity.name} (${identity.dimension} dimensions, weights ${identity.weightsSha256.slice(0, 12)}…)`,
+        `but the query embedder is ${identity.name} (${identity.dimension} dimensions, weights ${identity.weightsSha256.slice(0, 12)}…); ` +
+        `search with the recorded model (GLEANER_MODEL_DIR=${provisionedModelDir(stored.name)} when setup provisioned it) ` +
+        'or embed the corpus again with this one',
     );
   }
   return undefined;

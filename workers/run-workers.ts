@@ -121,7 +121,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
 /**
  * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the
  * ONNX session already spreads one batch over every core, so more parallel work there only adds
- * memory and latency.
+ * memory and latency. Two embed slots: the embedder runs one model call at a time whatever the
+ * slots (embed/embedder.ts queues every caller's texts), so the second only lets one page's reads
+ * and writes overlap another's model call, and lets the queue fill calls across pages.
  */
 function activitySlots(queue: QueueKind, options: StartWorkersOptions): number {
   switch (queue) {
@@ -130,7 +132,7 @@ function activitySlots(queue: QueueKind, options: StartWorkersOptions): number {
     case 'page':
       return 4;
     case 'embed':
-      return 1;
+      return 2;
     case 'render':
       // Each page is a Chromium renderer (~100 MB); two keep a 2-core machine busy.
       return Number(process.env.GLEANER_RENDER_PAGES ?? 2);
