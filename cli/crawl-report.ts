@@ -25,7 +25,10 @@ export interface StoredCrawlReport {
 
 const SAMPLE_URLS = 3;
 
-/** Fetch outcomes that are not failures (a response that is not a page is skipped, not failed). */
+/**
+ * Fetch outcomes that are not failures (a response that is not a page is skipped, not failed).
+ * Sitemaps are optional hints, so their outcomes (a missing /sitemap.xml) are left out too.
+ */
 const NOT_FAILURES = ['ok', 'not-modified', 'unsupported-content-type'];
 
 /** The fetch log's outcomes named for what happened. */
@@ -41,7 +44,7 @@ export async function failuresByReason(db: Database, crawlId: string): Promise<F
   const result = await db.query<{ reason: string; count: string; samples: string[] }>(
     `SELECT ${REASON_SQL} AS reason, count(DISTINCT url)::text AS count,
             (array_agg(DISTINCT url))[1:${SAMPLE_URLS}] AS samples
-       FROM fetches WHERE crawl_id = $1 AND outcome <> ALL($2::text[])
+       FROM fetches WHERE crawl_id = $1 AND outcome <> ALL($2::text[]) AND outcome NOT LIKE 'sitemap-%'
       GROUP BY 1 ORDER BY count(DISTINCT url) DESC, 1`,
     [crawlId, NOT_FAILURES],
   );
@@ -62,8 +65,10 @@ export async function readCrawlReport(db: Database, crawlId: string): Promise<St
   }>('SELECT status, spec, started_at, finished_at, summary FROM crawls WHERE id = $1', [crawlId]);
   const row = crawl.rows[0];
   if (!row) return undefined;
+  // Fetched pages from this crawl's fetch log: a later crawl of the same URLs takes over their rows
+  // in `pages`. A finished crawl's own summary has the exact figures.
   const counts = await db.query<{ fetched: string; indexed: string; discovered: string }>(
-    `SELECT (SELECT count(*) FROM pages WHERE crawl_id = $1)::text AS fetched,
+    `SELECT (SELECT count(DISTINCT url) FROM fetches WHERE crawl_id = $1 AND outcome = 'ok')::text AS fetched,
             (SELECT count(*) FROM pages WHERE crawl_id = $1 AND indexed_at IS NOT NULL)::text AS indexed,
             (SELECT count(*) FROM crawl_urls WHERE crawl_id = $1)::text AS discovered`,
     [crawlId],
@@ -75,12 +80,17 @@ export async function readCrawlReport(db: Database, crawlId: string): Promise<St
     seeds: row.spec?.seeds ?? [],
     startedAt: new Date(row.started_at).toISOString(),
     finishedAt: row.finished_at ? new Date(row.finished_at).toISOString() : null,
-    pagesFetched: Number(c?.fetched ?? 0),
-    pagesIndexed: Number(c?.indexed ?? 0),
+    pagesFetched: summaryCount(row.summary, 'pagesFetched') ?? Number(c?.fetched ?? 0),
+    pagesIndexed: summaryCount(row.summary, 'pagesIndexed') ?? Number(c?.indexed ?? 0),
     urlsDiscovered: Number(c?.discovered ?? 0),
     failures: await failuresByReason(db, crawlId),
     summary: row.summary,
   };
+}
+
+function summaryCount(summary: Record<string, unknown> | null, key: string): number | undefined {
+  const value = summary?.[key];
+  return typeof value === 'number' ? value : undefined;
 }
 
 export function formatFailures(failures: FailureGroup[]): string[] {

@@ -12,7 +12,8 @@ if [ "$#" -gt 0 ] && [[ "$1" != -* ]]; then
 fi
 
 site_log="$(mktemp)"
-npx tsx scripts/serve-site.ts skopt-0.9 >"$site_log" 2>&1 &
+# One node process (not npx → tsx → node), so the trap below stops the server itself.
+node --import tsx scripts/serve-site.ts skopt-0.9 >"$site_log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -f "$site_log"' EXIT
 for _ in $(seq 1 100); do
