@@ -160,8 +160,9 @@ describe('gleaner schedule on a running stack', () => {
     expect(new Set(fired.map((crawl) => crawl.summary.crawlId)).size).toBe(2);
     const status = await gleaner('status', fired[0]?.summary.crawlId as string, '--json');
     expect(status.code).toBe(0);
+    // `gleaner status` answers from the store: the crawl row's status and its recorded summary.
     expect(JSON.parse(status.stdout)).toMatchObject({
-      status: 'COMPLETED',
+      status: 'completed',
       summary: { pagesFetched: PAGES },
     });
 
