@@ -5,7 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../../infra/tools-dir';
 
-export const SHARED_SITES = path.resolve(repoRoot(), '..', 'shared', 'sites');
+/** `../shared/sites` beside the checkout, or two levels up from a worktree under `wt/<name>`. */
+export const SHARED_SITES =
+  [
+    path.resolve(repoRoot(), '..', 'shared', 'sites'),
+    path.resolve(repoRoot(), '..', '..', 'shared', 'sites'),
+  ].find((dir) => existsSync(dir)) ?? path.resolve(repoRoot(), '..', 'shared', 'sites');
 
 /** Unpacks `<name>.tar.gz` (e.g. `skopt-0.9`) and returns the folder holding its files. */
 export function unpackSite(name: string): string {
