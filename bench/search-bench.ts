@@ -5,7 +5,9 @@
  * chunked and embedded by the real embed activity into native Postgres, then the hand-written
  * question sets asked through `searchCorpus`: recall@1/5/10 and MRR per set, per retriever and per
  * question kind (keyword / paraphrased), with the load average beside them. `--only recall` runs
- * this part alone.
+ * this part alone; `--sets skopt` asks one set only; `--embed-input legacy` embeds the chunks as
+ * gleaner did before title-heading-prose-v2 (the baseline); `--sweep` also tries other fusion
+ * settings.
  *
  * Then latency of hybrid search (`gleaner_search`, k = 10) on two stores, printed as a table:
  *  - native Postgres + pgvector (`.tools/pg`) over `--chunks` generated chunks, HNSW cosine index
@@ -49,6 +51,7 @@ import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
 import {
   cachingEmbedder,
+  embedLegacy,
   embedPages,
   type FusionVariant,
   loadQuestionSets,
@@ -67,6 +70,8 @@ const { values: args } = parseArgs({
     'keep-data': { type: 'string' },
     'pglite-copies': { type: 'string', default: '15' },
     sweep: { type: 'boolean', default: false },
+    sets: { type: 'string', default: 'skopt,peroxide' },
+    'embed-input': { type: 'string', default: 'current' },
   },
 });
 const CHUNKS = Number(args.chunks);
@@ -616,7 +621,8 @@ async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown>
   const db = new PgDatabase(postgres.url, { maxConnections: 2 });
   try {
     await migrate(db);
-    const sets = loadQuestionSets();
+    const wanted = (args.sets ?? '').split(',');
+    const sets = loadQuestionSets().filter((set) => wanted.includes(set.name));
     const pageIds: number[] = [];
     for (const set of sets) {
       const ids = await loadSite(db, set, (text) => model.tokenizer.countTokens(text));
@@ -624,7 +630,8 @@ async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown>
       pageIds.push(...ids);
     }
     const started = performance.now();
-    const embedded = await embedPages(db, cached, pageIds);
+    const legacy = args['embed-input'] === 'legacy';
+    const embedded = legacy ? await embedLegacy(db, cached) : await embedPages(db, cached, pageIds);
     log(
       `recall: ${embedded} chunks embedded (${cached.misses} by the model, the rest from the cache) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
     );
@@ -634,6 +641,7 @@ async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown>
     const latencies = [...result.latenciesMs].sort((a, b) => a - b);
     const summary = {
       loadavg: loadAverage(),
+      embedInput: legacy ? 'legacy (heading-markdown-v1)' : 'current',
       hybridLatencyMs: {
         p50: Number(percentile(latencies, 50).toFixed(1)),
         p95: Number(percentile(latencies, 95).toFixed(1)),

@@ -17,10 +17,12 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createEmbedActivities } from '../activities/embed-chunks';
+import { createEmbedActivities, ensureEmbeddingModel } from '../activities/embed-chunks';
 import { chunkHash } from '../activities/page-content';
 import type { Database } from '../db/database';
 import { chunkMarkdown } from '../domain/chunking';
+import { LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
+import { searchableText } from '../domain/search-text';
 import { textSearchConfigFor } from '../domain/text-search-config';
 import type { TextEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
@@ -292,4 +294,37 @@ export async function sweepFusion(
     rows.push(row);
   }
   return rows;
+}
+
+/**
+ * The embedding input before title-heading-prose-v2 (heading path, blank line, chunk Markdown
+ * without link targets), kept here only so the bench can measure the corpus as it was embedded
+ * before: `--embed-input legacy`.
+ */
+function legacyEmbeddingText(chunk: { heading_text: string; content: string }): string {
+  const content = searchableText(chunk.content);
+  return chunk.heading_text ? `${chunk.heading_text}\n\n${content}` : content;
+}
+
+/** Embeds every chunk from the legacy input and records that format, bypassing the embed activity. */
+export async function embedLegacy(db: Database, embedder: TextEmbedder): Promise<number> {
+  await ensureEmbeddingModel(db, embedder.identity, LEGACY_EMBEDDING_INPUT_FORMAT);
+  const { rows } = await db.query<{ id: string; heading_text: string; content: string }>(
+    'SELECT id::text AS id, heading_text, content FROM chunks ORDER BY id',
+  );
+  for (let i = 0; i < rows.length; i += 32) {
+    const batch = rows.slice(i, i + 32);
+    const vectors = await embedder.embed(batch.map(legacyEmbeddingText));
+    await db.query(
+      `UPDATE chunks c SET embedding = v.e::vector, embedding_model = $3, embedding_input = $4, embedded_at = now()
+         FROM unnest($1::bigint[], $2::text[]) AS v(id, e) WHERE c.id = v.id`,
+      [
+        batch.map((row) => row.id),
+        vectors.map((vector) => `[${Array.from(vector).join(',')}]`),
+        embedder.identity.name,
+        LEGACY_EMBEDDING_INPUT_FORMAT,
+      ],
+    );
+  }
+  return rows.length;
 }

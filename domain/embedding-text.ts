@@ -28,7 +28,7 @@ export interface EmbeddableChunk {
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
 export function embeddingInput(chunk: EmbeddableChunk): string {
-  const title = clean(chunk.title ?? '');
+  const title = withoutSiteName(clean(chunk.title ?? ''));
   const headings = chunk.headingPath.map(clean).filter((h) => h !== '');
   // The heading path often repeats the title ("Function prs" under "prs in …"): say it once.
   const path = headings.filter((h, i) => !(i === 0 && title.toLowerCase().includes(h.toLowerCase())));
@@ -40,6 +40,16 @@ export function embeddingInput(chunk: EmbeddableChunk): string {
   const head = [title, path.join(' > ')].filter((part) => part !== '').join('\n');
   const body = [...prose, ...code].join('\n');
   return head ? (body ? `${head}\n\n${body}` : head) : body;
+}
+
+/**
+ * "skopt.gp_minimize — scikit-optimize 0.9.0 documentation" → "skopt.gp_minimize": the site's name
+ * after the last dash or bar is the same on every page, so in every vector it only pulls the
+ * site's chunks toward each other.
+ */
+function withoutSiteName(title: string): string {
+  const match = /^(.*\S)\s+[-–—|·]\s+((?!\s[-–—|·]\s).){1,60}$/.exec(title);
+  return match?.[1] && match[1].length >= 3 ? match[1] : title;
 }
 
 /** Prose lines with their Markdown syntax taken out, and code lines as they are (fences dropped). */

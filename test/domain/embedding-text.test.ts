@@ -20,7 +20,7 @@ describe('embeddingInput', () => {
     });
     expect(text).toBe(
       [
-        'prs in peroxide::statistics::rand - Rust',
+        'prs in peroxide::statistics::rand',
         'Function prs > Arguments',
         '',
         'f - Function to sample (unnormalized function is allowed)',
@@ -42,15 +42,13 @@ describe('embeddingInput', () => {
     expect(text).toBe('Examples\n\nDraws samples from f.\nlet __x__ = a | b;');
   });
 
-  it('says a heading once when the title already names it, and keeps identifiers with underscores', () => {
+  it('says a heading once when the title already names it, drops the site name, keeps identifiers with underscores', () => {
     const text = embeddingInput({
       title: 'skopt.callbacks.TimerCallback — scikit-optimize 0.9.0 documentation',
       headingPath: ['skopt.callbacks.TimerCallback'],
       content: '# skopt.callbacks.TimerCallback\n\nThe `iter_time` attribute; see `__call__` and n_calls.',
     });
-    expect(text).toBe(
-      'skopt.callbacks.TimerCallback — scikit-optimize 0.9.0 documentation\n\nThe iter_time attribute; see __call__ and n_calls.',
-    );
+    expect(text).toBe('skopt.callbacks.TimerCallback\n\nThe iter_time attribute; see __call__ and n_calls.');
   });
 
   it('has a named format, recorded with every vector', () => {
