@@ -1,14 +1,17 @@
 /**
  * The page pipeline's embedding stage: reads a page's chunks that lack a vector from the current
- * model, embeds them in batches bounded by count and tokens, and writes the vectors back by chunk
- * id. The workflow passes a page id and gets counts back; vectors never enter workflow history.
+ * model and input format (domain/embedding-text.ts), embeds them in batches bounded by count and
+ * tokens, and writes the vectors back by chunk id. The workflow passes a page id and gets counts
+ * back; vectors never enter workflow history.
  *
- * Idempotent: a chunk already embedded by this model is never embedded again, and a vector is
- * written only if the chunk still has the hash it was read with (a re-chunk in between wins).
+ * Idempotent: a chunk already embedded by this model from this input format is never embedded
+ * again, and a vector is written only if the chunk still has the hash it was read with (a re-chunk
+ * in between wins). A vector made from another input format is stale: it is embedded again, and
+ * search ranks only vectors of the corpus's recorded format meanwhile (migration 012).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
-import { searchableText } from '../domain/search-text';
+import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 import { observeEmbed } from '../infra/metrics';
 import { toVectorLiteral } from '../search/text-embedder';
@@ -48,7 +51,8 @@ interface PendingChunk {
 interface ChunkText {
   id: string;
   chunk_hash: string;
-  heading_text: string;
+  title: string | null;
+  heading_path: string[] | null;
   content: string;
 }
 
@@ -87,8 +91,12 @@ const checkedModels = new WeakMap<Queryable, Map<string, Promise<void>>>();
  * of two models side by side would rank as garbage, silently. Checked once per database handle
  * and identity in this process.
  */
-export function ensureEmbeddingModel(db: Queryable, identity: ModelIdentity): Promise<void> {
-  const key = `${identity.name}\n${identity.dimension}\n${identity.weightsSha256}`;
+export function ensureEmbeddingModel(
+  db: Queryable,
+  identity: ModelIdentity,
+  inputFormat: string = EMBEDDING_INPUT_FORMAT,
+): Promise<void> {
+  const key = `${identity.name}\n${identity.dimension}\n${identity.weightsSha256}\n${inputFormat}`;
   let perDb = checkedModels.get(db);
   if (!perDb) {
     perDb = new Map();
@@ -96,7 +104,7 @@ export function ensureEmbeddingModel(db: Queryable, identity: ModelIdentity): Pr
   }
   let check = perDb.get(key);
   if (!check) {
-    check = checkEmbeddingModel(db, identity);
+    check = checkEmbeddingModel(db, identity, inputFormat);
     const cache = perDb;
     // A failed check (an outage, a mismatch fixed by the operator) is tried again next time.
     check.catch(() => cache.delete(key));
@@ -105,7 +113,11 @@ export function ensureEmbeddingModel(db: Queryable, identity: ModelIdentity): Pr
   return check;
 }
 
-async function checkEmbeddingModel(db: Queryable, identity: ModelIdentity): Promise<void> {
+async function checkEmbeddingModel(
+  db: Queryable,
+  identity: ModelIdentity,
+  inputFormat: string,
+): Promise<void> {
   const columnDimension = await vectorColumnDimension(db);
   if (columnDimension > 0 && columnDimension !== identity.dimension) {
     throw mismatch(
@@ -116,9 +128,9 @@ async function checkEmbeddingModel(db: Queryable, identity: ModelIdentity): Prom
     );
   }
   await db.query(
-    `INSERT INTO embedding_model (singleton, name, dimension, weights_sha256) VALUES (true, $1, $2, $3)
+    `INSERT INTO embedding_model (singleton, name, dimension, weights_sha256, input_format) VALUES (true, $1, $2, $3, $4)
      ON CONFLICT (singleton) DO NOTHING`,
-    [identity.name, identity.dimension, identity.weightsSha256],
+    [identity.name, identity.dimension, identity.weightsSha256, inputFormat],
   );
   const recorded = await db.query<{ name: string; dimension: number; weights_sha256: string }>(
     'SELECT name, dimension, weights_sha256 FROM embedding_model WHERE singleton',
@@ -168,14 +180,21 @@ export function planBatches<T extends { token_count: number }>(
 }
 
 /**
- * The embedded text is the heading path, a blank line, then the chunk: a chunk such as "Use
- * `n_calls` to set the budget" means little alone, and its headings ("gp_minimize > Parameters")
- * say what it is about, which is what a question is matched against. Link targets and escapes
- * are taken out first (domain/search-text.ts): the model's few hundred tokens go to words.
+ * The embedded text (domain/embedding-text.ts): the page title, the heading path, then the chunk
+ * as prose. A chunk such as "Use `n_calls` to set the budget" means little alone; its page and
+ * headings ("gp_minimize > Parameters") say what it is about, which is what a question is matched
+ * against.
  */
-export function embeddingText(chunk: { heading_text: string; content: string }): string {
-  const content = searchableText(chunk.content);
-  return chunk.heading_text ? `${chunk.heading_text}\n\n${content}` : content;
+export function embeddingText(chunk: {
+  title?: string | null;
+  heading_path?: readonly string[] | null;
+  content: string;
+}): string {
+  return embeddingInput({
+    title: chunk.title ?? null,
+    headingPath: chunk.heading_path ?? [],
+    content: chunk.content,
+  });
 }
 
 export function createEmbedActivities(deps: EmbedActivityDeps) {
@@ -188,20 +207,30 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     const embedder = await loadEmbedder();
     const model = embedder.identity.name;
     await ensureEmbeddingModel(db, embedder.identity);
+    // Same model, another input format than the corpus's: the corpus moves to this one. Search
+    // ranks only vectors of the recorded format, so a page not embedded again yet is found by its
+    // words alone, never by a vector of the old format against a query of the new. (Not cached
+    // like the model check: another worker may still record the old format.)
+    await db.query(
+      `UPDATE embedding_model SET input_format = $1, recorded_at = now()
+        WHERE singleton AND input_format IS DISTINCT FROM $1`,
+      [EMBEDDING_INPUT_FORMAT],
+    );
 
     const counts = await db.query<{ reused: number }>(
       `SELECT count(*)::int AS reused FROM chunks
-        WHERE page_id = $1 AND embedding IS NOT NULL AND embedding_model = $2`,
-      [input.pageId, model],
+        WHERE page_id = $1 AND embedding IS NOT NULL AND embedding_model = $2 AND embedding_input = $3`,
+      [input.pageId, model, EMBEDDING_INPUT_FORMAT],
     );
     const reused = Number(counts.rows[0]?.reused ?? 0);
     // Ids and sizes only: texts are read one batch at a time, so memory stays bounded on big pages.
     // Ordered by size so each batch pads little.
     const pending = await db.query<PendingChunk>(
       `SELECT id::text AS id, token_count FROM chunks
-        WHERE page_id = $1 AND (embedding IS NULL OR embedding_model IS DISTINCT FROM $2)
+        WHERE page_id = $1
+          AND (embedding IS NULL OR embedding_model IS DISTINCT FROM $2 OR embedding_input IS DISTINCT FROM $3)
         ORDER BY token_count, chunks.id`,
-      [input.pageId, model],
+      [input.pageId, model, EMBEDDING_INPUT_FORMAT],
     );
 
     let embedded = 0;
@@ -209,7 +238,9 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     for (const batch of batches) {
       const ids = batch.map((chunk) => chunk.id);
       const texts = await db.query<ChunkText>(
-        `SELECT id::text AS id, chunk_hash, heading_text, content FROM chunks WHERE id = ANY($1::bigint[])`,
+        `SELECT c.id::text AS id, c.chunk_hash, p.title, c.heading_path, c.content
+           FROM chunks c JOIN pages p ON p.id = c.page_id
+          WHERE c.id = ANY($1::bigint[])`,
         [ids],
       );
       const rows = texts.rows;
@@ -218,7 +249,8 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
       const vectors = await embedder.embed(rows.map(embeddingText));
       observeEmbed(performance.now() - started, rows.length);
       const written = await db.query(
-        `UPDATE chunks AS c SET embedding = v.embedding::vector, embedding_model = $4, embedded_at = now()
+        `UPDATE chunks AS c SET embedding = v.embedding::vector, embedding_model = $4, embedding_input = $5,
+                embedded_at = now()
            FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS chunk_hash,
                         unnest($3::text[]) AS embedding) AS v
           WHERE c.id = v.id AND c.chunk_hash = v.chunk_hash`,
@@ -227,6 +259,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
           rows.map((row) => row.chunk_hash),
           vectors.map((vector) => toVectorLiteral(vector)),
           model,
+          EMBEDDING_INPUT_FORMAT,
         ],
       );
       embedded += written.rowCount;

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import type { MarkdownChunk } from '../domain/chunking';
+import { EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
 import { textSearchConfigFor } from '../domain/text-search-config';
 import { observeExtract } from '../infra/metrics';
 import { settleNearDuplicate } from './near-duplicates';
@@ -35,7 +36,7 @@ interface PageRow {
   duplicate_kind: string | null;
 }
 
-/** Rows per INSERT: 10 parameters each stays far below Postgres's 65,535-parameter limit. */
+/** Rows per INSERT: 11 parameters each stays far below Postgres's 65,535-parameter limit. */
 const INSERT_BATCH_ROWS = 500;
 
 export function createPageContent({ db, analyse = analysePageInThread }: PageContentDeps) {
@@ -131,8 +132,13 @@ async function replaceChunks(
   chunks: readonly MarkdownChunk[],
   tsConfig: string,
 ): Promise<number> {
-  const previous = await tx.query<{ chunk_hash: string; embedding: string; embedding_model: string }>(
-    `SELECT chunk_hash, embedding::text AS embedding, embedding_model FROM chunks
+  const previous = await tx.query<{
+    chunk_hash: string;
+    embedding: string;
+    embedding_model: string;
+    embedding_input: string | null;
+  }>(
+    `SELECT chunk_hash, embedding::text AS embedding, embedding_model, embedding_input FROM chunks
       WHERE page_id = $1 AND embedding IS NOT NULL`,
     [pageId],
   );
@@ -158,14 +164,15 @@ async function replaceChunks(
         kept?.embedding ?? null,
         kept?.embedding_model ?? null,
         tsConfig,
+        kept?.embedding_input ?? null,
       );
-      const p = params.length - 10;
+      const p = params.length - 11;
       return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 10}::regconfig,
-               $${p + 8}::vector, $${p + 9}, CASE WHEN $${p + 8}::text IS NULL THEN NULL ELSE now() END)`;
+               $${p + 8}::vector, $${p + 9}, $${p + 11}, CASE WHEN $${p + 8}::text IS NULL THEN NULL ELSE now() END)`;
     });
     await tx.query(
       `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config,
-                           embedding, embedding_model, embedded_at)
+                           embedding, embedding_model, embedding_input, embedded_at)
        VALUES ${tuples.join(', ')}`,
       params,
     );
@@ -184,14 +191,17 @@ async function countChunks(
   db: Database,
   pageId: number,
 ): Promise<{ chunks: number; toEmbed: number; indexed: boolean }> {
-  // A vector from another model than the recorded one counts as missing (no recorded model: all do).
+  // A vector from another model than the recorded one (no recorded model: all do), or made from
+  // another input format than this code embeds, counts as missing: an unchanged page is embedded
+  // again after either changes.
   const counted = await db.query<{ chunks: string; unembedded: string; indexed: boolean }>(
     `SELECT count(*) AS chunks,
-            count(*) FILTER (WHERE embedding IS NULL OR embedding_model IS DISTINCT FROM
-                               (SELECT name FROM embedding_model WHERE singleton)) AS unembedded,
+            count(*) FILTER (WHERE embedding IS NULL
+                               OR embedding_model IS DISTINCT FROM (SELECT name FROM embedding_model WHERE singleton)
+                               OR embedding_input IS DISTINCT FROM $2) AS unembedded,
             (SELECT indexed_at IS NOT NULL FROM pages WHERE id = $1) AS indexed
        FROM chunks WHERE page_id = $1`,
-    [pageId],
+    [pageId, EMBEDDING_INPUT_FORMAT],
   );
   const row = counted.rows[0];
   return {

@@ -170,7 +170,11 @@ async function recallAt5(embedders: readonly TextEmbedder[]): Promise<number[]> 
     for (const chunk of chunkMarkdown(page.markdown, { countTokens })) {
       chunks.push({
         page: file,
-        text: embeddingText({ heading_text: chunk.headingPath.join(' > '), content: chunk.text }),
+        text: embeddingText({
+          title: page.title ?? null,
+          heading_path: chunk.headingPath,
+          content: chunk.text,
+        }),
       });
     }
   }

@@ -1,7 +1,15 @@
 /**
- * `npm run bench:search [-- --chunks 100000 --queries 200 --only native|pglite]`
+ * `npm run bench:search [-- --chunks 100000 --queries 200 --only native|pglite|recall]`
  *
- * Latency of hybrid search (`gleaner_search`, k = 10) on two stores, printed as a table:
+ * Recall first (bench/search-recall.ts): both real sites (skopt-0.9, peroxide-docs) extracted,
+ * chunked and embedded by the real embed activity into native Postgres, then the hand-written
+ * question sets asked through `searchCorpus`: recall@1/5/10 and MRR per set, per retriever and per
+ * question kind (keyword / paraphrased), with the load average beside them. `--only recall` runs
+ * this part alone; `--sets skopt` asks one set only; `--embed-input legacy` embeds the chunks as
+ * gleaner did before title-heading-prose-v2 (the baseline); `--sweep` also tries other fusion
+ * settings.
+ *
+ * Then latency of hybrid search (`gleaner_search`, k = 10) on two stores, printed as a table:
  *  - native Postgres + pgvector (`.tools/pg`) over `--chunks` generated chunks, HNSW cosine index
  *    built after the bulk load;
  *  - PGlite (in process) over the real skopt-0.9 site's chunks, with and without the HNSW index,
@@ -41,6 +49,16 @@ import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
+import {
+  cachingEmbedder,
+  embedLegacy,
+  embedPages,
+  type FusionVariant,
+  loadQuestionSets,
+  loadSite,
+  measureRecall,
+  sweepFusion,
+} from './search-recall';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,6 +69,9 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     'keep-data': { type: 'string' },
     'pglite-copies': { type: 'string', default: '15' },
+    sweep: { type: 'boolean', default: false },
+    sets: { type: 'string', default: 'skopt,peroxide' },
+    'embed-input': { type: 'string', default: 'current' },
   },
 });
 const CHUNKS = Number(args.chunks);
@@ -456,6 +477,7 @@ async function benchNative(
         'DROP FUNCTION IF EXISTS gleaner_search(text, vector, integer, text, text, text, integer, integer, text, integer)',
       );
       await db.exec(readFileSync(path.join(repoRoot(), 'db', 'migrations', '006_search.sql'), 'utf8'));
+      await db.exec(readFileSync(path.join(repoRoot(), 'db', 'migrations', '011_search_tuning.sql'), 'utf8'));
       // A migration since (007) may have rewritten the table, and with it its statistics.
       await db.exec('ANALYZE chunks');
       await measureNative(db, embedder, 0, 0);
@@ -567,8 +589,84 @@ async function indexScans(db: Database): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+}
+
+/** `--sweep`: fusion settings tried beside the defaults (recall@5 per set and question kind). */
+const FUSION_VARIANTS: FusionVariant[] = [
+  { name: 'defaults (006: equal weights, rrf_k 60, 2 per page)' },
+  { name: '1 per page', perPage: 1 },
+  { name: 'vector 1.5 : text 1', vectorWeight: 1.5 },
+  { name: 'vector 2 : text 1', vectorWeight: 2 },
+  { name: 'vector 1 : text 1.5', textWeight: 1.5 },
+  { name: 'rrf_k 20', rrfK: 20 },
+  { name: 'rrf_k 20, vector 1.5', rrfK: 20, vectorWeight: 1.5 },
+  { name: 'pool 50', poolSize: 50 },
+  { name: 'pool 200', poolSize: 200 },
+];
+
+/** Both sites into a fresh native Postgres, embedded, then every question set asked. */
+async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown> {
+  if (!embedder) {
+    log('recall: skipped, it needs the embedding model');
+    return undefined;
+  }
+  const model = await loadDefaultEmbedder();
+  const cached = cachingEmbedder(model);
+  const postgres = await startNativePostgres();
+  const db = new PgDatabase(postgres.url, { maxConnections: 2 });
+  try {
+    await migrate(db);
+    const wanted = (args.sets ?? '').split(',');
+    const sets = loadQuestionSets().filter((set) => wanted.includes(set.name));
+    const pageIds: number[] = [];
+    for (const set of sets) {
+      const ids = await loadSite(db, set, (text) => model.tokenizer.countTokens(text));
+      log(`recall: ${set.site}: ${ids.length} pages stored`);
+      pageIds.push(...ids);
+    }
+    const started = performance.now();
+    const legacy = args['embed-input'] === 'legacy';
+    const embedded = legacy ? await embedLegacy(db, cached) : await embedPages(db, cached, pageIds);
+    log(
+      `recall: ${embedded} chunks embedded (${cached.misses} by the model, the rest from the cache) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
+    await db.query('VACUUM ANALYZE chunks');
+    const result = await measureRecall(db, cached, sets);
+    console.table(result.rows);
+    const latencies = [...result.latenciesMs].sort((a, b) => a - b);
+    const summary = {
+      loadavg: loadAverage(),
+      embedInput: legacy ? 'legacy (heading-markdown-v1)' : 'current',
+      hybridLatencyMs: {
+        p50: Number(percentile(latencies, 50).toFixed(1)),
+        p95: Number(percentile(latencies, 95).toFixed(1)),
+        note: 'searchCorpus incl. query embedding, on the two-site corpus',
+      },
+    };
+    console.log(
+      `recall measured at load average ${summary.loadavg}; hybrid search (with query embedding) p50 ${summary.hybridLatencyMs.p50} ms, p95 ${summary.hybridLatencyMs.p95} ms`,
+    );
+    if (result.misses.length > 0) console.log(`hybrid misses at 5:\n  ${result.misses.join('\n  ')}`);
+    if (args.sweep) console.table(await sweepFusion(db, cached, sets, FUSION_VARIANTS));
+    return { ...summary, rows: result.rows };
+  } finally {
+    await db.close();
+    await postgres.stop();
+  }
+}
+
 const embedder = await loadEmbedder();
 log(`vectors: ${embedder ? `real (${embedder.identity.name})` : 'synthetic (the embedder could not load)'}`);
+const recall = args.only === undefined || args.only === 'recall' ? await benchRecall(embedder) : undefined;
+if (args.only === 'recall') {
+  console.log(JSON.stringify({ recall }));
+  process.exit(0);
+}
 const skopt = realChunks('skopt-0.9');
 const skoptVectors = await baseVectors(skopt, embedder);
 if (args.only !== 'native') {
@@ -581,8 +679,11 @@ if (args.only !== 'pglite') {
   await benchNative([...skopt, ...peroxide], skopt, skoptVectors, embedder);
 }
 console.table(table);
+console.log(`latency measured at load average ${loadAverage()}`);
 console.log(
   JSON.stringify({
+    recall,
+    loadavg: loadAverage(),
     vectors: embedder ? embedder.identity.name : 'synthetic',
     k: K,
     queries: QUERIES,

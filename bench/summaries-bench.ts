@@ -56,7 +56,11 @@ for (const file of files) {
   pages += 1;
   const vectors = await embedder.embed(
     analysis.chunks.map((c) =>
-      embeddingText({ heading_text: c.headingPath.map(headingTitle).join(' > '), content: c.text }),
+      embeddingText({
+        title: analysis.extracted.title ?? null,
+        heading_path: c.headingPath.map(headingTitle),
+        content: c.text,
+      }),
     ),
   );
   const title = analysis.extracted.title;

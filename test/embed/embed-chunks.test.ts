@@ -14,6 +14,7 @@ import {
 } from '../../activities/embed-chunks';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
+import { EMBEDDING_INPUT_FORMAT, LEGACY_EMBEDDING_INPUT_FORMAT } from '../../domain/embedding-text';
 import { loadDefaultEmbedder, loadEmbedder, type TextEmbedder } from '../../embed/embedder';
 import { skoptParagraphs } from './skopt-text';
 
@@ -42,9 +43,10 @@ async function insertPage(chunks: readonly ChunkSeed[]): Promise<number> {
   pageCounter += 1;
   const url = `http://127.0.0.1:9/page-${pageCounter}`;
   const page = await db.query<{ id: number }>(
-    `INSERT INTO pages (url, final_url, origin, crawl_id, depth) VALUES ($1, $1, 'http://127.0.0.1:9', 'c1', 0)
+    `INSERT INTO pages (url, final_url, origin, crawl_id, depth, title)
+     VALUES ($1, $1, 'http://127.0.0.1:9', 'c1', 0, $2)
      RETURNING id::int AS id`,
-    [url],
+    [url, `Page ${pageCounter} — scikit-optimize`],
   );
   const pageId = page.rows[0]?.id as number;
   for (const [position, chunk] of chunks.entries()) {
@@ -58,9 +60,7 @@ async function insertPage(chunks: readonly ChunkSeed[]): Promise<number> {
         chunk.headingText ? chunk.headingText.split(' > ') : [],
         chunk.headingText,
         chunk.content,
-        embedder.tokenizer.countTokens(
-          embeddingText({ heading_text: chunk.headingText, content: chunk.content }),
-        ),
+        embedder.tokenizer.countTokens(chunk.content),
       ],
     );
   }
@@ -69,18 +69,20 @@ async function insertPage(chunks: readonly ChunkSeed[]): Promise<number> {
 
 interface StoredChunk {
   id: string;
-  heading_text: string;
+  title: string | null;
+  heading_path: string[];
   content: string;
   embedding: string | null;
   embedding_model: string | null;
+  embedding_input: string | null;
   dims: number | null;
 }
 
 async function storedChunks(pageId: number): Promise<StoredChunk[]> {
   const result = await db.query<StoredChunk>(
-    `SELECT id::text AS id, heading_text, content, embedding::text AS embedding, embedding_model,
-            vector_dims(embedding) AS dims
-       FROM chunks WHERE page_id = $1 ORDER BY position`,
+    `SELECT c.id::text AS id, p.title, c.heading_path, c.content, c.embedding::text AS embedding,
+            c.embedding_model, c.embedding_input, vector_dims(c.embedding) AS dims
+       FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.page_id = $1 ORDER BY c.position`,
     [pageId],
   );
   return result.rows;
@@ -103,7 +105,7 @@ function seeds(count: number, offset = 0): ChunkSeed[] {
 }
 
 describe('embedPage', () => {
-  it('writes a 384-d unit vector of heading + content for every chunk, then marks the page indexed', async () => {
+  it('writes a 384-d unit vector of title + headings + prose for every chunk, then marks the page indexed', async () => {
     const chunks = seeds(7);
     const pageId = await insertPage(chunks);
     // Small batches and a small token budget: several model calls, whose results must land on the right rows.
@@ -115,6 +117,11 @@ describe('embedPage', () => {
     rows.forEach((row, i) => {
       expect(row.dims).toBe(384);
       expect(row.embedding_model).toBe(embedder.identity.name);
+      expect(row.embedding_input).toBe(EMBEDDING_INPUT_FORMAT);
+      // The title leads, without the site name after its dash.
+      expect(embeddingText(row).split('\n')[0]).toBe(
+        (row.title as string).replace(/ — scikit-optimize$/, ''),
+      );
       const stored = parseVector(row.embedding as string);
       expect(Math.sqrt(cosine(stored, stored))).toBeCloseTo(1, 4);
       expect(cosine(stored, expected[i] as Float32Array)).toBeGreaterThan(0.9999);
@@ -154,6 +161,40 @@ describe('embedPage', () => {
     ).toEqual([replacement]);
     const [fresh] = await embedder.embed([embeddingText(after[2] as StoredChunk)]);
     expect(cosine(parseVector(after[2]?.embedding as string), fresh as Float32Array)).toBeGreaterThan(0.9999);
+  });
+
+  it('embeds again every vector made from another input format, and records the new format for the corpus', async () => {
+    const pageId = await insertPage(seeds(4, 60));
+    const { embedPage } = createEmbedActivities({ db });
+    expect(await embedPage({ pageId })).toEqual({ embedded: 4, reused: 0 });
+    const current = await storedChunks(pageId);
+    // Vectors as an older gleaner made them: another text, its format recorded for the corpus.
+    const legacy = await embedder.embed(current.map((row) => row.content));
+    for (const [i, row] of current.entries()) {
+      await db.query(`UPDATE chunks SET embedding = $2::vector, embedding_input = $3 WHERE id = $1`, [
+        row.id,
+        `[${Array.from(legacy[i] as Float32Array).join(',')}]`,
+        LEGACY_EMBEDDING_INPUT_FORMAT,
+      ]);
+    }
+    await db.query('UPDATE embedding_model SET input_format = $1', [LEGACY_EMBEDDING_INPUT_FORMAT]);
+
+    const stale = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM chunks WHERE page_id = $1 AND embedding_input IS DISTINCT FROM $2',
+      [pageId, EMBEDDING_INPUT_FORMAT],
+    );
+    expect(stale.rows[0]?.n).toBe(4);
+    expect(await embedPage({ pageId })).toEqual({ embedded: 4, reused: 0 });
+    const after = await storedChunks(pageId);
+    for (const [i, row] of after.entries()) {
+      expect(row.embedding_input).toBe(EMBEDDING_INPUT_FORMAT);
+      expect(
+        cosine(parseVector(row.embedding as string), parseVector(current[i]?.embedding as string)),
+      ).toBeGreaterThan(0.9999);
+    }
+    // The recorded corpus format follows the embedder, so search ranks the new vectors only.
+    const recorded = await db.query<{ input_format: string }>('SELECT input_format FROM embedding_model');
+    expect(recorded.rows).toEqual([{ input_format: EMBEDDING_INPUT_FORMAT }]);
   });
 
   it('handles a page without chunks', async () => {

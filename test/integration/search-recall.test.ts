@@ -1,9 +1,10 @@
 /**
  * The whole pipeline end to end on real parts: crawl the skopt-0.9 site (Temporal dev server,
- * native Postgres + pgvector, the provisioned embedding model), then ask 22 questions written by
+ * native Postgres + pgvector, the provisioned embedding model), then ask the questions written by
  * hand from the site's content (test/fixtures/skopt-questions.json) and check that the page that
- * answers each is among the top 5 hits. Hybrid search must reach recall@5 ≥ 0.9; vector-only and
- * full-text-only recall are printed beside it from the same corpus.
+ * answers each is among the top 5 hits. Hybrid search must reach recall@5 ≥ 0.9 on the 22 keyword
+ * questions; recall on the paraphrased ones (issue 17's target is 0.85, not reached yet: see
+ * bench/README.md) and vector-only and full-text-only recall are printed beside it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,7 @@ import { startTestStack, type TestStack } from '../helpers/stack';
 interface Question {
   q: string;
   answers: string[];
+  kind: 'keyword' | 'paraphrased';
 }
 
 const QUESTIONS: Question[] = JSON.parse(
@@ -70,25 +72,30 @@ describe('search over a crawled skopt-0.9 corpus', () => {
     console.info(`recall corpus: ${row?.pages} pages, ${row?.indexed} indexed, ${row?.chunks} chunks`);
   });
 
-  it('answers hand-written questions: hybrid recall@5 ≥ 0.9, with each retriever alone beside it', async () => {
-    expect(QUESTIONS.length).toBeGreaterThanOrEqual(20);
+  it('answers hand-written questions: hybrid recall@5 ≥ 0.9 on keyword questions, with each retriever alone beside it', async () => {
+    const keyword = QUESTIONS.filter((question) => question.kind === 'keyword');
+    expect(keyword.length).toBeGreaterThanOrEqual(20);
     const embedder = await loadDefaultEmbedder();
-    const recall: Record<string, number> = {};
+    const recall: Record<string, string> = {};
     const misses: string[] = [];
+    let keywordRecall = 0;
     for (const mode of ['hybrid', 'vector', 'fulltext'] as const) {
-      let found = 0;
+      const found = { keyword: 0, paraphrased: 0 };
       for (const question of QUESTIONS) {
         const hits = await hybridSearch(stack.db, embedder, { query: question.q, k: 5, mode });
         const paths = hits.map((hit) => decodeURIComponent(new URL(hit.url).pathname).replace(/^\//, ''));
-        if (paths.some((p) => question.answers.includes(p))) found++;
-        else if (mode === 'hybrid') misses.push(`${question.q} → ${paths.join(', ')}`);
+        if (paths.some((p) => question.answers.includes(p))) found[question.kind]++;
+        else if (mode === 'hybrid') misses.push(`[${question.kind}] ${question.q} → ${paths.join(', ')}`);
       }
-      recall[mode] = found / QUESTIONS.length;
+      const paraphrased = QUESTIONS.length - keyword.length;
+      recall[mode] =
+        `keyword ${(found.keyword / keyword.length).toFixed(3)}, paraphrased ${(found.paraphrased / paraphrased).toFixed(3)}`;
+      if (mode === 'hybrid') keywordRecall = found.keyword / keyword.length;
     }
     console.info(
-      `recall@5 over ${QUESTIONS.length} questions: hybrid ${recall.hybrid?.toFixed(3)}, vector ${recall.vector?.toFixed(3)}, full-text ${recall.fulltext?.toFixed(3)}`,
+      `recall@5 over ${QUESTIONS.length} questions: hybrid ${recall.hybrid}; vector ${recall.vector}; full-text ${recall.fulltext}`,
     );
     if (misses.length > 0) console.info(`hybrid misses:\n  ${misses.join('\n  ')}`);
-    expect(recall.hybrid).toBeGreaterThanOrEqual(0.9);
+    expect(keywordRecall).toBeGreaterThanOrEqual(0.9);
   });
 });
