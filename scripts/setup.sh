@@ -194,6 +194,7 @@ setup_chromium() {
   else
     log "WARNING: $bin is missing and this is not root with apt-get: crawls with --render auto|always that meet a page needing JavaScript will fail until you run 'sudo apt-get install chromium' (or set GLEANER_CHROMIUM); everything else works"
   fi
+}
 
 setup_quantized_model() {
   local src="$TOOLS/models/$MODEL_NAME" dest="$TOOLS/models/$QMODEL_NAME" venv="$TOOLS/quantize-venv"
