@@ -39,14 +39,14 @@ afterAll(async () => {
   await outsider?.close();
 });
 
-async function crawl(crawlId: string, render: string): Promise<CrawlSummary> {
+async function crawl(crawlId: string, render: string, site: SpaSite = spa): Promise<CrawlSummary> {
   return stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
     taskQueue: TASK_QUEUES.crawl,
     workflowId: crawlWorkflowId(crawlId),
     args: [
       {
         crawlId,
-        seeds: [spa.server.url],
+        seeds: [site.server.url],
         delayMs: DELAY_MS,
         allowHosts: ['127.0.0.1'],
         sitemaps: false,
@@ -129,35 +129,45 @@ describe('--render auto', () => {
   });
 
   it('with --render never the app routes stay empty shells and nothing is rendered', async () => {
-    const summary = await crawl('render-never', 'never');
-    expect(summary.status).toBe('completed');
-    expect(summary.pagesRendered).toBe(0);
-    // Only /app/ is linked from static pages; its shell has no links, so the other routes stay unknown.
-    expect(summary.pagesFetched).toBe(spa.staticPaths.length + 1);
+    // A site of its own: the first test's pages are in the store, and a crawl of known pages is a
+    // recrawl that revisits every one of them, links or not.
+    const fresh = await serveSpaSite({ itemCount: ITEMS, forbiddenUrl: `${outsider.origin}/secret` });
+    try {
+      const summary = await crawl('render-never', 'never', fresh);
+      expect(summary.status).toBe('completed');
+      expect(summary.pagesRendered).toBe(0);
+      // Only /app/ is linked from static pages; its shell has no links, so the other routes stay unknown.
+      expect(summary.pagesFetched).toBe(fresh.staticPaths.length + 1);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('without a browser, only the pages that need one fail, clearly, and their plain HTML is kept', async () => {
     await closeRenderPool();
     configureRenderPool({ executablePath: '/nonexistent/chromium' });
+    // A site of its own, so this is a first crawl and not a recrawl of the pages above.
+    const fresh = await serveSpaSite({ itemCount: ITEMS, forbiddenUrl: `${outsider.origin}/secret` });
     try {
-      const summary = await crawl('render-no-browser', 'auto');
+      const summary = await crawl('render-no-browser', 'auto', fresh);
       expect(summary.status).toBe('completed');
       expect(summary.pagesRendered).toBe(0);
       // Static pages and the app's shell page (its links exist only after rendering).
-      expect(summary.pagesFetched).toBe(spa.staticPaths.length + 1);
+      expect(summary.pagesFetched).toBe(fresh.staticPaths.length + 1);
       expect(summary.errors).toBe(1);
       const origin = await stack.client.workflow
-        .getHandle(originWorkflowId('render-no-browser', spa.server.origin))
+        .getHandle(originWorkflowId('render-no-browser', fresh.server.origin))
         .result();
       expect((origin as OriginResult).stats.lastError).toMatch(
         /rendering failed, plain HTML kept: .*\/nonexistent\/chromium does not exist/,
       );
       const shell = await stack.db.query<{ fetch_tier: string }>(
         'SELECT fetch_tier FROM pages WHERE url = $1',
-        [`${spa.server.origin}/app/`],
+        [`${fresh.server.origin}/app/`],
       );
       expect(shell.rows).toEqual([{ fetch_tier: 'http' }]);
     } finally {
+      await fresh.close();
       await closeRenderPool();
       configureRenderPool({ executablePath: '/usr/bin/chromium' });
     }
