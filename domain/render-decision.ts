@@ -16,8 +16,12 @@ export interface HtmlAssessment {
   reasons: string[];
   /** Characters of text a reader would see (scripts, styles, templates and noscript left out). */
   visibleTextChars: number;
-  /** Characters of inline script plus a flat allowance per external script. */
+  /** Characters of inline script. */
   scriptChars: number;
+  /** `<script src>` elements. */
+  externalScripts: number;
+  /** `<a href>` elements: a page that links onward has been rendered by its server. */
+  links: number;
 }
 
 /** Element ids single-page-app frameworks mount into. */
@@ -35,8 +39,20 @@ const FRAMEWORK_MARKERS = [
 ];
 const NOSCRIPT_ASKS_FOR_JS =
   /(enable|turn on|requires?|need)\b[^.]{0,40}javascript|javascript[^.]{0,40}(required|disabled|enabled)/i;
-/** An external script counts as this much script (its size is unknown without fetching it). */
-const EXTERNAL_SCRIPT_CHARS = 5_000;
+/**
+ * A page showing less text than this, with scripts to load, is a shell. External scripts are not
+ * weighed against the text by an assumed size: documentation generators (Sphinx, rustdoc) load
+ * several on short reference pages that are complete without them (an allowance of 5,000
+ * characters per script flagged 74 of the 156 skopt-0.9 pages).
+ */
+const SHELL_TEXT_CHARS = 200;
+/**
+ * Script-based signals need a page that also links almost nowhere: a shell has no navigation of its
+ * own until its script runs, while a short generated reference page (rustdoc's `fn.*.html`, Sphinx's
+ * API stubs) already carries dozens of links. Without this, 61 of peroxide-docs' 515 pages looked
+ * like shells.
+ */
+const SHELL_MAX_LINKS = 5;
 /** Below this much visible text a page is "thin": the heuristics only fire on thin pages. */
 const THIN_TEXT_CHARS = 1_500;
 const NON_VISIBLE = new Set(['script', 'style', 'noscript', 'template', 'head', 'title']);
@@ -45,6 +61,9 @@ const NON_VISIBLE = new Set(['script', 'style', 'noscript', 'template', 'head', 
 export function assessHtml(html: string): HtmlAssessment {
   let visibleTextChars = 0;
   let scriptChars = 0;
+  let externalScripts = 0;
+  let links = 0;
+  let refresh = false;
   let noscriptText = '';
   let emptyAppRoot: string | undefined;
   const hidden: string[] = [];
@@ -61,8 +80,10 @@ export function assessHtml(html: string): HtmlAssessment {
         for (const root of roots) root.filled = true;
         if (name === 'script') {
           inScript = true;
-          if (attributes.src) scriptChars += EXTERNAL_SCRIPT_CHARS;
+          if (attributes.src) externalScripts++;
         }
+        if (name === 'a' && attributes.href) links++;
+        if (name === 'meta' && attributes['http-equiv']?.toLowerCase() === 'refresh') refresh = true;
         if (name === 'noscript') inNoscript = true;
         if (NON_VISIBLE.has(name)) hidden.push(name);
         const id = attributes.id;
@@ -97,13 +118,19 @@ export function assessHtml(html: string): HtmlAssessment {
   const reasons: string[] = [];
   const thin = visibleTextChars < THIN_TEXT_CHARS;
   if (thin && emptyAppRoot) reasons.push(`empty app root #${emptyAppRoot}`);
-  if (thin && NOSCRIPT_ASKS_FOR_JS.test(noscriptText)) reasons.push('<noscript> asks for JavaScript');
-  if (thin && scriptChars > 0 && visibleTextChars / (visibleTextChars + scriptChars) < 0.1)
+  const linksNowhere = links < SHELL_MAX_LINKS;
+  if (thin && linksNowhere && NOSCRIPT_ASKS_FOR_JS.test(noscriptText))
+    reasons.push('<noscript> asks for JavaScript');
+  if (thin && linksNowhere && scriptChars > 0 && visibleTextChars / (visibleTextChars + scriptChars) < 0.1)
     reasons.push(`${visibleTextChars} characters of text against ${scriptChars} of script`);
+  else if (linksNowhere && externalScripts > 0 && visibleTextChars < SHELL_TEXT_CHARS)
+    reasons.push(`${visibleTextChars} characters of text and ${externalScripts} scripts to load`);
   // SSR frameworks ship full text next to their markers: a marker matters only on a near-empty page.
   const marker = FRAMEWORK_MARKERS.find((m) => html.includes(m));
   if (marker && visibleTextChars < 300) reasons.push(`framework marker ${marker} with almost no text`);
-  return { needsRender: reasons.length > 0, reasons, visibleTextChars, scriptChars };
+  // A meta refresh is a redirect the crawler follows itself; a browser would only do the same.
+  if (refresh) reasons.length = 0;
+  return { needsRender: reasons.length > 0, reasons, visibleTextChars, scriptChars, externalScripts, links };
 }
 
 /**

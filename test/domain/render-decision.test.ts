@@ -50,6 +50,44 @@ describe('assessHtml', () => {
     expect(verdict.scriptChars).toBeGreaterThan(20_000);
   });
 
+  it('flags a shell: almost no text and scripts to load, whatever the root is called', () => {
+    const verdict = assessHtml(
+      '<html><head><title>Shop</title><script src="/assets/index-3f2a.js"></script></head><body><div id="container"></div></body></html>',
+    );
+    expect(verdict.needsRender).toBe(true);
+    expect(verdict.externalScripts).toBe(1);
+  });
+
+  it('does not flag a short reference page because a doc generator loads scripts on it', () => {
+    const scripts = ['jquery.js', 'underscore.js', 'doctools.js', 'language_data.js', 'searchtools.js']
+      .map((src) => `<script src="_static/${src}"></script>`)
+      .join('');
+    const text =
+      'skopt.benchmarks.bench1(x): a benchmark function for test purposes. Parameters: x, array. '.repeat(4);
+    const nav = [
+      '/',
+      '/install.html',
+      '/user_guide.html',
+      '/modules/classes.html',
+      '/auto_examples/index.html',
+      '/development.html',
+    ]
+      .map((href) => `<a href="${href}">${href}</a>`)
+      .join(' ');
+    const verdict = assessHtml(
+      `<html><head><title>bench1</title>${scripts}<script>var DOCUMENTATION_OPTIONS = ${JSON.stringify({ pad: 'x'.repeat(4000) })};</script></head><body><nav>${nav}</nav><main><h1>bench1</h1><p>${text}</p></main></body></html>`,
+    );
+    expect(verdict.visibleTextChars).toBeLessThan(1500);
+    expect(verdict.needsRender).toBe(false);
+  });
+
+  it('leaves a meta-refresh redirect page to the crawler', () => {
+    const verdict = assessHtml(
+      '<html><head><meta http-equiv="Refresh" content="0; url=index.html"></head><body><p>Redirecting to <a href="index.html">the main page</a>.</p><script src="https://example.com/w.js"></script></body></html>',
+    );
+    expect(verdict.needsRender).toBe(false);
+  });
+
   it('flags a framework marker only with almost no text', () => {
     expect(assessHtml('<body ng-app="x"><p>{{title}}</p></body>').needsRender).toBe(true);
     expect(assessHtml(`<body ng-app="x"><p>${prose}</p></body>`).needsRender).toBe(false);
