@@ -5,6 +5,7 @@
  * are its key phrases closest to that vector (KeyBERT's idea), both under the tag policy of
  * domain/tags.ts. Runs after `embedPage`; a page whose extraction was already summarised is skipped.
  */
+import { Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
 import {
   centroid,
@@ -69,6 +70,17 @@ export function siteNamesOf(page: Pick<PageForSummary, 'origin' | 'title' | 'met
   return siteNameTags(names.filter(Boolean));
 }
 
+/** Beats every 5 s when run as a Temporal activity; a no-op timer when called directly (benches, tests). */
+function startHeartbeat(): ReturnType<typeof setInterval> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    context = undefined;
+  }
+  return setInterval(() => context?.heartbeat(), 5_000);
+}
+
 export function createSummarizeActivities(deps: SummarizeDeps) {
   const loadEmbedder = deps.loadEmbedder ?? loadDefaultEmbedder;
   return {
@@ -89,7 +101,12 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
       if (vectors.rows.length === 0) return { summarized: false, tags: 0, skipped: 'no-vectors' };
       const pageVector = centroid(vectors.rows.map((row) => JSON.parse(row.embedding) as number[]));
       const embedder = await loadEmbedder();
-      const made = await summarizeText(embedder, pageVector, page.markdown, siteNamesOf(page));
+      // Heartbeats let Temporal retry a page whose worker died mid-summary within seconds instead of
+      // waiting out the whole start-to-close timeout.
+      const beat = startHeartbeat();
+      const made = await summarizeText(embedder, pageVector, page.markdown, siteNamesOf(page)).finally(() =>
+        clearInterval(beat),
+      );
       const summary =
         made.summary ??
         (typeof page.metadata?.description === 'string' ? page.metadata.description.trim() || null : null);

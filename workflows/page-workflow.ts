@@ -24,8 +24,10 @@ const { recordPage, processPageContent } = proxyActivities<ActivityApi>({
 
 const { summarizePage } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.embed,
-  // A few hundred short texts through the model: seconds; generous for a loaded machine.
+  // A few hundred short texts through the model: seconds; generous for a loaded machine. The
+  // activity heartbeats, so a worker killed mid-summary costs 30 s, not the whole timeout.
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
   retry,
 });
 
