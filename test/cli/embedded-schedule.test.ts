@@ -71,7 +71,8 @@ describe('gleaner schedule on the embedded default', () => {
       expect(firstCrawl).toMatch(/^dev-docs-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       const status = await runGleaner(['status', firstCrawl, '--json'], env);
       expect(JSON.parse(status.stdout)).toMatchObject({
-        status: 'COMPLETED',
+        // `gleaner status` answers from the store: the crawl row's status.
+        status: 'completed',
         summary: { pagesFetched: PAGES },
       });
 

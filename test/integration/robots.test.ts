@@ -88,7 +88,9 @@ describe('robots.txt', () => {
 
     expect(summary.status).toBe('completed');
     expect(summary.pagesFetched).toBe(7 + 4); // 8 pages but page-5; 4 from the origin without robots.txt
-    expect(summary.robotsBlocked).toBeGreaterThanOrEqual(3); // page-5, /private/secret.html, the 503 origin's seed
+    expect(summary.robotsBlocked).toBe(2); // page-5 and /private/secret.html
+    // The 503 origin's seed was never fetched because the origin could not be read, not by a rule.
+    expect(summary.unreachable).toBe(1);
     const blocked = await stack.db.query<{ url: string }>(
       "SELECT url FROM fetches WHERE crawl_id = $1 AND outcome = 'robots-blocked' ORDER BY url",
       [crawlId],
