@@ -5,6 +5,7 @@
  * The activity's retry policy is long so a database outage never loses a page; how often one
  * URL's *HTTP* failures are retried is bounded here instead, by the attempt number.
  */
+
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -13,7 +14,7 @@ import { extractLinks, type LinkExtraction } from '../domain/links';
 import { hasNonPageExtension } from '../domain/page-filter';
 import { assessHtml, type FetchTier } from '../domain/render-decision';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
-import { compileScope, isDeniedByDefault, type ScopePredicate } from '../domain/scope';
+import { isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
@@ -21,7 +22,8 @@ import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
-import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult, FetchSpec } from './types';
+import { createScopeCache } from './scope-cache';
+import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult } from './types';
 
 const HEARTBEAT_INTERVAL_MS = 2_000;
 /** Attempts at one URL when the server or the network fails (refused, timeout, 429, 5xx). */
@@ -33,22 +35,7 @@ export interface FetchAndStoreDeps {
 }
 
 export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
-  const scopes = new Map<string, ScopePredicate>();
-  function scopeFor(crawlId: string, spec: FetchSpec): ScopePredicate {
-    let predicate = scopes.get(crawlId);
-    if (!predicate) {
-      predicate = compileScope({
-        mode: spec.scope,
-        seeds: spec.seeds,
-        domains: spec.domains,
-        includePrefixes: spec.includePrefixes,
-        excludePatterns: spec.exclude,
-      });
-      if (scopes.size > 100) scopes.clear();
-      scopes.set(crawlId, predicate);
-    }
-    return predicate;
-  }
+  const scopeFor = createScopeCache();
 
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
     const context = Context.current();

@@ -4,17 +4,19 @@
  * rendered DOM is stored like a fetched body (same page row, edges and discoveries, tier
  * 'browser'), so extraction, links and chunks run unchanged on what a reader would see.
  */
+
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../../db/database';
 import { assessHtml } from '../../domain/render-decision';
-import { compileScope, type ScopePredicate } from '../../domain/scope';
+import type { ScopePredicate } from '../../domain/scope';
 import { originOf } from '../../domain/url';
 import { robotsBlocked, store } from '../fetch-and-store';
 import { BlockedUrlError } from '../http/errors';
 import type { FetchOk } from '../http/fetch-result';
 import { checkUrl } from '../http/ssrf-guard';
 import type { RobotsPolicy } from '../robots-policy';
-import type { FetchAndStoreResult, FetchSpec, RenderAndStoreInput, RenderAndStoreResult } from '../types';
+import { createScopeCache } from '../scope-cache';
+import type { FetchAndStoreResult, RenderAndStoreInput, RenderAndStoreResult } from '../types';
 import { BrowserPool, type BrowserPoolOptions, BrowserUnavailableError } from './browser-pool';
 import { NavigationRefusedError, type RenderedPage, renderPage } from './render-page';
 import { createRequestGuard } from './request-guard';
@@ -50,22 +52,7 @@ export interface RenderAndStoreDeps {
 }
 
 export function createRenderAndStore({ db, robots, pool = renderPool }: RenderAndStoreDeps) {
-  const scopes = new Map<string, ScopePredicate>();
-  function scopeFor(crawlId: string, spec: FetchSpec): ScopePredicate {
-    let predicate = scopes.get(crawlId);
-    if (!predicate) {
-      predicate = compileScope({
-        mode: spec.scope,
-        seeds: spec.seeds,
-        domains: spec.domains,
-        includePrefixes: spec.includePrefixes,
-        excludePatterns: spec.exclude,
-      });
-      if (scopes.size > 100) scopes.clear();
-      scopes.set(crawlId, predicate);
-    }
-    return predicate;
-  }
+  const scopeFor = createScopeCache();
 
   return async function renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult> {
     const context = Context.current();
