@@ -6,7 +6,10 @@
  * both crawls and their ratios (issue 13 targets: ≥ 10× less CPU, ≥ 20× fewer bytes), with the
  * load average beside each figure. It asserts nothing.
  *
- *   npm run bench:recrawl -- [--pages N] [--chrome-bytes N]
+ *   npm run bench:recrawl -- [--pages N] [--chrome-bytes N] [--site peroxide-docs|skopt-0.9]
+ *
+ * `--site` serves every HTML page of that fixture from fixtures/sites (real documentation pages at
+ * their real weight) instead of the generated site; `--pages` and `--chrome-bytes` then do not apply.
  *
  * `--chrome-bytes` adds that much site chrome (inline CSS and a navigation list, as real docs
  * pages carry) to each page: the byte ratio depends on page weight, because a 304 still costs its
@@ -16,21 +19,27 @@
  * CPU is the bench process (fetch, extraction, embedding and workflow workers run in it), the
  * Temporal server and the Postgres processes alive at the end of a crawl, from /proc.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { pageHtml } from '../test/helpers/generated-site';
 import { serveSite } from '../test/helpers/site-server';
+import { unpackSite } from '../test/helpers/sites';
 import { startTestStack } from '../test/helpers/stack';
-import { serveVersionedPages } from '../test/helpers/versioned-site';
+import { serveVersionedPages, type VersionedPages } from '../test/helpers/versioned-site';
 import type { CrawlSummary } from '../workflows/messages';
 
 const { values } = parseArgs({
-  options: { pages: { type: 'string', default: '500' }, 'chrome-bytes': { type: 'string', default: '0' } },
+  options: {
+    pages: { type: 'string', default: '500' },
+    'chrome-bytes': { type: 'string', default: '0' },
+    site: { type: 'string' },
+  },
 });
-const PAGE_COUNT = Number(values.pages);
+const SITE = values.site;
+let PAGE_COUNT = Number(values.pages);
 const CHROME_BYTES = Number(values['chrome-bytes']);
 const WORDS = [
   'river',
@@ -109,9 +118,8 @@ function pageBody(i: number): string {
   return `Page ${i} is about ${words.join(' ')}.`;
 }
 
-async function main(): Promise<void> {
-  const site = await serveSite(undefined);
-  const pages = serveVersionedPages(site);
+/** The generated site: a home page linking every page, each page linking the next. Returns the seed path. */
+function serveGeneratedSite(pages: VersionedPages): string {
   const paths = Array.from({ length: PAGE_COUNT }, (_, i) => (i === 0 ? '/' : `/page-${i}.html`));
   paths.forEach((p, i) => {
     const links = i === 0 ? paths.slice(1) : [paths[(i + 1) % PAGE_COUNT] as string, '/'];
@@ -120,6 +128,38 @@ async function main(): Promise<void> {
       pageHtml(`Page ${i}`, links, pageBody(i)).replace('<body>', `<body>${chrome(CHROME_BYTES)}`),
     );
   });
+  return '/';
+}
+
+/** Every HTML file of a real documentation site from fixtures/sites, at real page weight. */
+function serveFixtureSite(pages: VersionedPages, name: string): string {
+  const root = unpackSite(name);
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((entry) => {
+      const full = path.join(dir, entry);
+      return statSync(full).isDirectory() ? walk(full) : entry.endsWith('.html') ? [full] : [];
+    });
+  const files = walk(root).map((file) => `/${path.relative(root, file)}`);
+  for (const file of files) pages.set(file, readFileSync(path.join(root, file), 'utf8'));
+  // A root index that only redirects (rustdoc's meta refresh to a folder) would need the folder
+  // redirect a static server makes; start from the first folder index instead.
+  const folderIndexes = files.filter((f) => f !== '/index.html' && f.endsWith('/index.html'));
+  return folderIndexes.sort((a, b) => a.length - b.length)[0] ?? '/index.html';
+}
+
+function medianPageBytes(pages: VersionedPages): number {
+  const sizes = pages
+    .paths()
+    .map((p) => Buffer.byteLength(pages.html(p) ?? ''))
+    .sort((a, b) => a - b);
+  return sizes[Math.floor(sizes.length / 2)] ?? 0;
+}
+
+async function main(): Promise<void> {
+  const site = await serveSite(undefined);
+  const pages = serveVersionedPages(site);
+  const seed = SITE ? serveFixtureSite(pages, SITE) : serveGeneratedSite(pages);
+  PAGE_COUNT = pages.paths().length;
   const stack = await startTestStack();
   try {
     const crawl = async (crawlId: string): Promise<Measure> => {
@@ -136,7 +176,13 @@ async function main(): Promise<void> {
         taskQueue: TASK_QUEUES.crawl,
         workflowId: crawlWorkflowId(crawlId),
         args: [
-          { crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], maxPages: PAGE_COUNT * 2 },
+          {
+            crawlId,
+            seeds: [`${site.origin}${seed}`],
+            delayMs: 0,
+            allowHosts: ['127.0.0.1'],
+            maxPages: PAGE_COUNT * 2,
+          },
         ],
       });
       const wallMs = performance.now() - before.at;
@@ -164,7 +210,7 @@ async function main(): Promise<void> {
     const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(1)}×` : '∞');
     process.stdout.write(
       [
-        `recrawl of an unchanged ${PAGE_COUNT}-page site, ${CHROME_BYTES} bytes of chrome per page (${os.cpus().length} cores)`,
+        `recrawl of an unchanged ${PAGE_COUNT}-page site ${SITE ? `(fixture ${SITE}, median page ${medianPageBytes(pages)} bytes)` : `(generated, ${CHROME_BYTES} bytes of chrome per page, median page ${medianPageBytes(pages)} bytes)`} (${os.cpus().length} cores)`,
         row('first', first),
         row('recrawl', second),
         `ratios   wall ${ratio(first.wallMs, second.wallMs)} | CPU ${ratio(first.cpuMs.total, second.cpuMs.total)} ` +

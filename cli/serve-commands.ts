@@ -1,7 +1,7 @@
 /** Long-running commands: `gleaner dev` (everything, embedded) and `gleaner worker` (some queues). */
 
 import { PgliteDatabase } from '../db/pglite-database';
-import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
+import { crawlsListUrl, QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { openRuntime } from '../infra/runtime';
 import type { ApiCommandOptions } from './api-command';
 
@@ -28,7 +28,9 @@ export async function runDevCommand(options: ApiCommandOptions = {}): Promise<vo
       [
         'gleaner dev is running (Ctrl-C to stop)',
         `  Temporal        ${runtime.temporalAddress} (namespace ${runtime.namespace})`,
-        ...(runtime.temporalUiUrl ? [`  Temporal Web    ${runtime.temporalUiUrl}`] : []),
+        ...(runtime.temporalUiUrl
+          ? [`  Temporal Web    ${crawlsListUrl(runtime.temporalUiUrl, runtime.namespace)}  (crawls only)`]
+          : []),
         `  HTTP API        ${api.url}  (OpenAPI ${api.url}/openapi.json, docs ${api.url}/docs)`,
         ...(runtime.databaseUrl ? [`  psql            psql "${runtime.databaseUrl}"`] : []),
         `  workers         ${QUEUE_KINDS.join(', ')}`,

@@ -43,6 +43,19 @@ export function pageWorkflowId(crawlId: string, pageId: number | string): string
 }
 
 /**
+ * The visibility query that lists crawls (and recrawls fired by schedules) without their origin and
+ * page children: a crawl of 10,000 pages makes 10,000 page workflows, which would bury the crawl
+ * itself in Temporal Web's default list. `ParentWorkflowId` is a system search attribute of Temporal
+ * ≥ 1.27, so no custom attribute needs registering on the operator's cluster.
+ */
+export const TOP_LEVEL_WORKFLOWS_QUERY = 'ParentWorkflowId IS NULL';
+
+/** Temporal Web's workflow list filtered to crawls, e.g. for `gleaner dev` to print. */
+export function crawlsListUrl(temporalUiUrl: string, namespace: string): string {
+  return `${temporalUiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(TOP_LEVEL_WORKFLOWS_QUERY)}`;
+}
+
+/**
  * Error types an activity retry cannot fix: bugs and bad input. Everything else (a database or
  * network outage) is retried.
  */

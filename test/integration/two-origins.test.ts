@@ -4,7 +4,12 @@
  * while the two origins proceed in parallel.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  TASK_QUEUES,
+  TOP_LEVEL_WORKFLOWS_QUERY,
+  WORKFLOW_TYPES,
+} from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import { addGeneratedPages } from '../helpers/generated-site';
 import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
@@ -65,6 +70,20 @@ describe('two origins crawled at once', () => {
     const [aStart, aEnd] = window(a.log) as [number, number];
     const [bStart, bEnd] = window(b.log) as [number, number];
     expect(aStart < bEnd && bStart < aEnd).toBe(true);
+
+    // Temporal Web's "crawls only" list (the query `gleaner dev` links to): the crawl is there, its
+    // 2 origin and 16 page children are not, though the unfiltered list holds them all.
+    const listed = async (query?: string) => {
+      const ids: string[] = [];
+      for await (const execution of stack.client.workflow.list(query ? { query } : {}))
+        ids.push(execution.workflowId);
+      return ids;
+    };
+    const all = await listed();
+    expect(all.filter((id) => id.startsWith(`${crawlWorkflowId(crawlId)}/`)).length).toBe(2 + 2 * PAGES);
+    const topLevel = await listed(TOP_LEVEL_WORKFLOWS_QUERY);
+    expect(topLevel).toContain(crawlWorkflowId(crawlId));
+    expect(topLevel.filter((id) => id.includes('/'))).toEqual([]);
   });
 
   it('keeps the whole crawl under the global request ceiling', async () => {
