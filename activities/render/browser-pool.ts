@@ -163,13 +163,18 @@ export class BrowserPool {
     return handle;
   }
 
-  private async launch(): Promise<BrowserHandle> {
+  /** Throws `BrowserUnavailableError` when there is no browser to launch (checked before any request is sent). */
+  assertAvailable(): void {
     if (!existsSync(this.executablePath)) {
       throw new BrowserUnavailableError(
         `this page needs a browser to render, but ${this.executablePath} does not exist: run scripts/setup.sh as root ` +
           "(it installs Debian's chromium), set GLEANER_CHROMIUM, or crawl with --render never",
       );
     }
+  }
+
+  private async launch(): Promise<BrowserHandle> {
+    this.assertAvailable();
     const server = await chromium.launchServer({
       executablePath: this.executablePath,
       headless: true,

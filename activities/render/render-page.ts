@@ -57,6 +57,8 @@ export async function renderPage(
   const quietMs = options.quietMs ?? 300;
   const { network } = options;
   try {
+    // No request for a document there is no browser to render.
+    pool.assertAvailable();
     const document = await network.fetch({
       url,
       method: 'GET',
