@@ -65,8 +65,19 @@ export interface BrowserNetwork {
   close(): void;
 }
 
-/** Headers of a fetched response worth handing to the browser; the body is already decoded. */
-const PASSED_HEADERS = ['content-type', 'content-language', 'etag', 'last-modified', 'x-robots-tag'] as const;
+/**
+ * Headers of a fetched response handed to the browser (the body is already decoded). No
+ * set-cookie: a crawler keeps no session, and the browser's own request headers are not forwarded
+ * either (the client sends its own User-Agent and Accept).
+ */
+const PASSED_HEADERS = [
+  'content-type',
+  'content-language',
+  'etag',
+  'last-modified',
+  'x-robots-tag',
+  'retry-after',
+] as const;
 
 export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNetwork {
   const done = new AbortController();

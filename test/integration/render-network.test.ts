@@ -7,8 +7,8 @@
  * (every client socket of this process is watched). Traffic goes to 127.0.0.0/8 only.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type http from 'node:http';
-import type { Socket } from 'node:net';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resolver } from '../../activities/http/ssrf-guard';
 import { createBrowserNetwork } from '../../activities/render/browser-network';
@@ -29,6 +29,9 @@ let robots: RobotsPolicy;
 let site: SiteServer;
 let outsider: SiteServer;
 let pool: BrowserPool;
+/** A loopback server that records every WebSocket upgrade asked of it. */
+let sockets: http.Server;
+const upgrades: string[] = [];
 
 /** Host names the fake DNS knows; `rebind.test` answers loopback until `rebound` is set. */
 let rebound = false;
@@ -81,7 +84,25 @@ beforeAll(async () => {
   outsider.route('/secret', (_req, res) =>
     res.writeHead(200, { 'content-type': 'text/plain' }).end('outsiderleakedsecret'),
   );
+  sockets = http.createServer((_req, res) => res.writeHead(404).end());
+  sockets.on('upgrade', (req, socket) => {
+    upgrades.push(req.url ?? '');
+    socket.destroy();
+  });
+  await new Promise<void>((done) => sockets.listen(0, '127.0.0.1', done));
+  const socketsPort = (sockets.address() as AddressInfo).port;
   site = await serveSite(undefined);
+  site.route('/socket', (_req, res) =>
+    html(
+      res,
+      `<main id="out">socket page</main><script>
+        for (const url of ['ws://127.0.0.1:${socketsPort}/a', 'ws://' + location.host + '/b']) {
+          const ws = new WebSocket(url);
+          ws.onopen = () => document.getElementById('out').append(' opened ' + url);
+        }
+      </script>`,
+    ),
+  );
   site.route('/robots.txt', (_req, res) =>
     res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n'),
   );
@@ -126,6 +147,7 @@ afterAll(async () => {
   if (pool) expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
   await site?.close();
   await outsider?.close();
+  await new Promise((done) => sockets?.close(done));
   await db?.close();
   await postgres?.stop();
 });
@@ -225,6 +247,26 @@ describe('the browser network', () => {
     const reasons = page.refused.map((entry) => entry.reason);
     expect(reasons).toContain('image not loaded');
     expect(reasons).toContain(`third-party request to ${outsider.origin}`);
+  });
+
+  it('opens no WebSocket (page.route does not see them): closed before any connection', async () => {
+    const page = await renderPage(pool, `${site.origin}/socket`, {
+      userAgent: UA,
+      network: network(['127.0.0.1']),
+    });
+    expect(page.html).toContain('socket page');
+    // The page may see a socket open (Playwright's stand-in) that closes at once; no server sees it.
+    expect(page.refused.filter((entry) => entry.reason === 'websocket not opened')).toHaveLength(2);
+    expect(upgrades).toEqual([]);
+    expect(requested(site, '/b')).toBe(false);
+  });
+
+  it('backstop: a request that escaped interception fails in Chromium itself, even to an IP literal', async () => {
+    const before = site.log.length;
+    await expect(
+      pool.withPage({ userAgent: UA }, (page) => page.goto(`${site.origin}/named`, { timeout: 10_000 })),
+    ).rejects.toThrow(/ERR_NAME_NOT_RESOLVED/);
+    expect(site.log.slice(before)).toEqual([]);
   });
 
   it('a hostname resolving to a private address is refused before any connection', async () => {
