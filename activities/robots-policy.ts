@@ -18,6 +18,7 @@ import {
 } from '../domain/robots';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
+import type { Resolver } from './http/ssrf-guard';
 
 const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -44,7 +45,7 @@ export class RobotsTransientError extends Error {
   override readonly name = 'RobotsTransientError';
 }
 
-export function createRobotsPolicy({ db }: { db: Database }) {
+export function createRobotsPolicy({ db, resolve }: { db: Database; resolve?: Resolver }) {
   const memory = new Map<string, RobotsRecord>();
 
   async function cached(origin: string): Promise<RobotsRecord | undefined> {
@@ -92,6 +93,7 @@ export function createRobotsPolicy({ db }: { db: Database }) {
       maxBodyBytes: ROBOTS_MAX_BYTES,
       truncateBody: true,
       maxRedirects: 5,
+      ...(resolve ? { resolve } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     const record = interpret(origin, fetched);

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { fetchPage } from '../activities/http/fetch-page';
+import { createBrowserNetwork } from '../activities/render/browser-network';
 import { BrowserPool } from '../activities/render/browser-pool';
 import { renderPage } from '../activities/render/render-page';
 import { serveSpaSite } from '../test/helpers/spa-site';
@@ -121,8 +122,14 @@ try {
     },
     () => ({ rss: 0, pss: 0 }),
   );
-  const guard = async (request: { resourceType: string }) =>
-    ['image', 'font', 'media'].includes(request.resourceType) ? 'skipped' : undefined;
+  // Every request through the guarded, pinned client as in a crawl; robots.txt is not what is measured.
+  const network = () =>
+    createBrowserNetwork({
+      userAgent: 'gleaner-bench',
+      allowHosts: ['127.0.0.1'],
+      robots: { check: async () => ({ allowed: true }) },
+      maxBodyBytes: 10 * 1024 * 1024,
+    });
   const rendered = await measure(
     'rendered',
     routes.length,
@@ -130,7 +137,7 @@ try {
     async (i) => {
       const route = routes[i % routes.length];
       if (!route) return false;
-      const page = await renderPage(pool, route.url, { userAgent: 'gleaner-bench', guard });
+      const page = await renderPage(pool, route.url, { userAgent: 'gleaner-bench', network: network() });
       return page.html.includes(route.word);
     },
     () => memoryOfGroups(pool.launchedGroups),

@@ -12,6 +12,11 @@ import { killProcessGroup, watchProcessGroup } from './process-watchdog';
 
 /** Flags known to work on these machines (root, closed network); Playwright adds --headless and --no-sandbox. */
 export const CHROMIUM_FLAGS = [
+  // Every request is answered by interception (browser-network.ts); Chromium itself resolves no
+  // host (IP literals included), so anything that ever slipped past interception fails here.
+  '--host-resolver-rules=MAP * ~NOTFOUND',
+  // WebRTC opens UDP sockets outside the HTTP stack and its interception: none without a proxy.
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--disable-gpu',
   '--disable-quic',
   '--no-first-run',
@@ -158,13 +163,18 @@ export class BrowserPool {
     return handle;
   }
 
-  private async launch(): Promise<BrowserHandle> {
+  /** Throws `BrowserUnavailableError` when there is no browser to launch (checked before any request is sent). */
+  assertAvailable(): void {
     if (!existsSync(this.executablePath)) {
       throw new BrowserUnavailableError(
         `this page needs a browser to render, but ${this.executablePath} does not exist: run scripts/setup.sh as root ` +
           "(it installs Debian's chromium), set GLEANER_CHROMIUM, or crawl with --render never",
       );
     }
+  }
+
+  private async launch(): Promise<BrowserHandle> {
+    this.assertAvailable();
     const server = await chromium.launchServer({
       executablePath: this.executablePath,
       headless: true,

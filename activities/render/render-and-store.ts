@@ -1,6 +1,7 @@
 /**
  * The rendering activity (task queue gleaner-render): robots and the SSRF guard first, exactly as
- * a plain fetch; then the page in headless Chromium with every request it makes guarded; then the
+ * a plain fetch; then the page in headless Chromium, every request it makes (the document first)
+ * answered through the browser network (browser-network.ts), never by Chromium itself; then the
  * rendered DOM is stored like a fetched body (same page row, edges and discoveries, tier
  * 'browser'), so extraction, links and chunks run unchanged on what a reader would see.
  */
@@ -13,13 +14,13 @@ import { originOf } from '../../domain/url';
 import { robotsBlocked, store } from '../fetch-and-store';
 import { BlockedUrlError } from '../http/errors';
 import type { FetchOk } from '../http/fetch-result';
-import { checkUrl } from '../http/ssrf-guard';
+import { checkUrl, type Resolver } from '../http/ssrf-guard';
 import type { RobotsPolicy } from '../robots-policy';
 import { createScopeCache } from '../scope-cache';
 import type { FetchAndStoreResult, RenderAndStoreInput, RenderAndStoreResult } from '../types';
+import { createBrowserNetwork } from './browser-network';
 import { BrowserPool, type BrowserPoolOptions, BrowserUnavailableError } from './browser-pool';
 import { NavigationRefusedError, type RenderedPage, renderPage } from './render-page';
-import { createRequestGuard } from './request-guard';
 
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
@@ -49,9 +50,11 @@ export interface RenderAndStoreDeps {
   robots: RobotsPolicy;
   /** @default the process's shared pool */
   pool?: () => BrowserPool;
+  /** Name resolution for the SSRF guard and the browser's pinned sockets. @default the system resolver */
+  resolve?: Resolver;
 }
 
-export function createRenderAndStore({ db, robots, pool = renderPool }: RenderAndStoreDeps) {
+export function createRenderAndStore({ db, robots, pool = renderPool, resolve }: RenderAndStoreDeps) {
   const scopeFor = createScopeCache();
 
   return async function renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult> {
@@ -66,7 +69,11 @@ export function createRenderAndStore({ db, robots, pool = renderPool }: RenderAn
       });
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       try {
-        await checkUrl(input.url, { allowHosts: input.spec.allowHosts, signal: context.cancellationSignal });
+        await checkUrl(input.url, {
+          allowHosts: input.spec.allowHosts,
+          signal: context.cancellationSignal,
+          ...(resolve ? { resolve } : {}),
+        });
       } catch (error) {
         if (!(error instanceof BlockedUrlError)) throw error;
         const message = `blocked by the SSRF guard: ${error.message} (allow it with --allow-host)`;
@@ -84,11 +91,14 @@ export function createRenderAndStore({ db, robots, pool = renderPool }: RenderAn
       try {
         rendered = await renderPage(pool(), input.url, {
           userAgent: input.spec.userAgent,
-          guard: createRequestGuard({
-            pageOrigin: origin,
+          network: createBrowserNetwork({
             userAgent: input.spec.userAgent,
             allowHosts: input.spec.allowHosts,
             robots,
+            maxRedirects: input.spec.maxRedirects,
+            maxBodyBytes: input.spec.maxBodyBytes,
+            ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
+            ...(resolve ? { resolve } : {}),
             signal: context.cancellationSignal,
           }),
           ...(input.settleMs !== undefined ? { settleMs: input.settleMs } : {}),
@@ -171,7 +181,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool }: RenderAn
       kind: 'ok',
       requestedUrl: input.url,
       finalUrl: rendered.finalUrl,
-      redirects: [],
+      redirects: rendered.redirects,
       status: rendered.status,
       headers: pickHeaders(rendered.headers),
       timings: { startedAtMs: rendered.startedAtMs, totalMs: rendered.totalMs },

@@ -1,24 +1,20 @@
 /**
- * Renders one URL in the pool: every request the page makes passes the request guard first
- * (refused ones are aborted before anything leaves the browser), the navigation is bounded, the
- * network is given a bounded time to settle, and the DOM is read back as HTML.
+ * Renders one URL in the pool without the browser doing any network I/O of its own: the page's
+ * document is fetched first through the browser network (guarded, DNS-pinned, redirect hops checked
+ * one by one), then every request the page makes is intercepted and answered through that same
+ * network, or aborted. Chromium is also launched unable to resolve any host (browser-pool.ts), so
+ * a request that ever escaped interception would fail instead of reaching an unchecked address.
+ * The navigation is bounded, the network is given a bounded time to settle, and the DOM is read
+ * back as HTML.
  */
+import type { Route } from 'playwright-core';
+import type { BrowserFetchOutcome, BrowserNetwork } from './browser-network';
 import type { BrowserPool } from './browser-pool';
-
-export interface GuardedRequest {
-  url: string;
-  /** Playwright's resource type: document, script, xhr, fetch, image, font, media, stylesheet… */
-  resourceType: string;
-  /** The top-level navigation (the page itself), not a sub-resource. */
-  isNavigation: boolean;
-}
-
-/** Returns why a request is refused, or undefined to let it through. */
-export type RequestGuard = (request: GuardedRequest) => Promise<string | undefined>;
 
 export interface RenderPageOptions {
   userAgent: string;
-  guard: RequestGuard;
+  /** Answers every request of the page; closed when the page is done. */
+  network: BrowserNetwork;
   /** Deadline for the navigation (response headers and DOMContentLoaded). @default 30000 */
   navigationTimeoutMs?: number;
   /** Longest wait for the network to go quiet after DOMContentLoaded. @default 5000 */
@@ -31,6 +27,8 @@ export interface RenderedPage {
   status: number;
   /** The document's URL after redirects. */
   finalUrl: string;
+  /** Every URL of the document's redirect chain before `finalUrl`. */
+  redirects: string[];
   /** Response headers of the document (lower-case names). */
   headers: Record<string, string>;
   /** The HTML the server sent, before any script ran. */
@@ -57,73 +55,113 @@ export async function renderPage(
   const navigationTimeoutMs = options.navigationTimeoutMs ?? 30_000;
   const settleMs = options.settleMs ?? 5_000;
   const quietMs = options.quietMs ?? 300;
-  return pool.withPage({ userAgent: options.userAgent }, async (page, deadline) => {
-    const refused: RenderedPage['refused'] = [];
-    let requests = 0;
-    // Playwright's 'networkidle' waits a fixed 500 ms; counting our own requests settles sooner.
-    let inFlight = 0;
-    let lastActivityMs = Date.now();
-    const finished = () => {
-      inFlight = Math.max(0, inFlight - 1);
-      lastActivityMs = Date.now();
-    };
-    page.on('request', () => {
-      inFlight++;
-      lastActivityMs = Date.now();
+  const { network } = options;
+  try {
+    // No request for a document there is no browser to render.
+    pool.assertAvailable();
+    const document = await network.fetch({
+      url,
+      method: 'GET',
+      resourceType: 'document',
+      isNavigation: true,
     });
-    page.on('requestfinished', finished);
-    page.on('requestfailed', finished);
-    await deadline(
-      page.route('**/*', async (route) => {
-        const request = route.request();
-        requests++;
-        const isNavigation = request.isNavigationRequest() && request.frame() === page.mainFrame();
-        let reason: string | undefined;
-        try {
-          reason = await options.guard({
-            url: request.url(),
-            resourceType: request.resourceType(),
-            isNavigation,
-          });
-        } catch (error) {
-          reason = `guard failed: ${(error as Error).message}`;
-        }
-        if (reason) {
-          refused.push({ url: request.url(), reason });
-          await route.abort('blockedbyclient').catch(() => undefined);
-        } else {
-          await route.continue().catch(() => undefined);
-        }
-      }),
-      'page.route',
-    );
-    const response = await deadline(
-      page.goto(url, { waitUntil: 'domcontentloaded', timeout: navigationTimeoutMs }),
-      'page.goto',
-      navigationTimeoutMs + 1_000,
-    ).catch((error: Error) => {
-      const refusal = refused.find((entry) => entry.url === url);
-      if (refusal) throw new NavigationRefusedError(`${url}: ${refusal.reason}`);
-      throw error;
-    });
-    if (!response) throw new Error(`navigation to ${url} produced no response`);
-    const rawHtml = await deadline(response.text(), 'response.text').catch(() => '');
-    // Bounded: a page that polls forever is read as it is when the time is up.
-    const settleBy = Date.now() + settleMs;
-    while (Date.now() < settleBy && (inFlight > 0 || Date.now() - lastActivityMs < quietMs)) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    const html = await deadline(page.content(), 'page.content');
-    return {
-      status: response.status(),
-      finalUrl: page.url(),
-      headers: await deadline(response.allHeaders(), 'response.allHeaders'),
-      rawHtml,
-      html,
+    if (document.kind === 'refused') throw new NavigationRefusedError(`${document.url}: ${document.reason}`);
+    if (document.kind === 'failed') throw new Error(`fetching ${document.url} failed: ${document.reason}`);
+    const page: RenderedPage = {
+      status: document.status,
+      finalUrl: document.url,
+      redirects: document.redirects,
+      headers: document.headers,
+      rawHtml: document.text,
+      html: '',
       startedAtMs,
-      totalMs: Date.now() - startedAtMs,
-      requests,
-      refused,
+      totalMs: 0,
+      requests: 1,
+      refused: [],
     };
-  });
+    // Nothing for a browser to run: an error status or not a page at all is reported as it is.
+    const type = (document.headers['content-type'] ?? 'text/html').split(';')[0]?.trim().toLowerCase();
+    const isHtml = type === 'text/html' || type === 'application/xhtml+xml';
+    if (document.status < 200 || document.status >= 300 || !isHtml)
+      return { ...page, totalMs: Date.now() - startedAtMs };
+    return await pool.withPage({ userAgent: options.userAgent }, async (browserPage, deadline) => {
+      // Playwright's 'networkidle' waits a fixed 500 ms; counting our own requests settles sooner.
+      let inFlight = 0;
+      let lastActivityMs = Date.now();
+      const finished = () => {
+        inFlight = Math.max(0, inFlight - 1);
+        lastActivityMs = Date.now();
+      };
+      browserPage.on('request', () => {
+        inFlight++;
+        lastActivityMs = Date.now();
+      });
+      browserPage.on('requestfinished', finished);
+      browserPage.on('requestfailed', finished);
+      let documentServed = false;
+      const answer = async (route: Route): Promise<void> => {
+        const request = route.request();
+        const requestUrl = request.url();
+        // data: and blob: URLs are the page's own bytes; nothing leaves the browser for them.
+        if (requestUrl.startsWith('data:') || requestUrl.startsWith('blob:')) return route.continue();
+        const isNavigation = request.isNavigationRequest() && request.frame() === browserPage.mainFrame();
+        if (isNavigation) {
+          if (!documentServed && requestUrl === withoutHash(document.url)) {
+            documentServed = true;
+            return fulfil(route, document);
+          }
+          // The crawler follows links itself; a page that navigates away would be a different page.
+          page.refused.push({ url: requestUrl, reason: 'the page may not navigate away' });
+          return route.abort('blockedbyclient');
+        }
+        page.requests++;
+        const outcome = await network.fetch({
+          url: requestUrl,
+          method: request.method(),
+          resourceType: request.resourceType(),
+          isNavigation: false,
+        });
+        if (outcome.kind === 'response') return fulfil(route, outcome);
+        page.refused.push({ url: outcome.url, reason: outcome.reason });
+        return route.abort(outcome.kind === 'refused' ? 'blockedbyclient' : 'failed');
+      };
+      await deadline(
+        browserPage.route('**/*', (route) =>
+          answer(route).catch(() => route.abort('failed').catch(() => undefined)),
+        ),
+        'page.route',
+      );
+      // WebSockets are not routed by page.route: refuse them before any connection is made.
+      await deadline(
+        browserPage.routeWebSocket(/.*/, (socket) => {
+          page.refused.push({ url: socket.url(), reason: 'websocket not opened' });
+          return socket.close();
+        }),
+        'page.routeWebSocket',
+      );
+      await deadline(
+        browserPage.goto(document.url, { waitUntil: 'domcontentloaded', timeout: navigationTimeoutMs }),
+        'page.goto',
+        navigationTimeoutMs + 1_000,
+      );
+      // Bounded: a page that polls forever is read as it is when the time is up.
+      const settleBy = Date.now() + settleMs;
+      while (Date.now() < settleBy && (inFlight > 0 || Date.now() - lastActivityMs < quietMs)) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const html = await deadline(browserPage.content(), 'page.content');
+      return { ...page, html, totalMs: Date.now() - startedAtMs };
+    });
+  } finally {
+    network.close();
+  }
+}
+
+function fulfil(route: Route, response: Extract<BrowserFetchOutcome, { kind: 'response' }>): Promise<void> {
+  return route.fulfill({ status: response.status, headers: response.headers, body: response.body });
+}
+
+function withoutHash(url: string): string {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
 }

@@ -1,14 +1,26 @@
 /**
- * The same rules for the browser as for a plain fetch, applied to every request a rendered page
- * makes (its own navigation, scripts, XHR/fetch calls): same origin only, robots.txt obeyed, the
- * SSRF guard's resolved-address check with the crawl's allow-hosts; and what text never needs
- * (images, fonts, media, beacons) is not loaded at all.
+ * The crawler's rules for each request (and each redirect hop) a rendered page makes: what text
+ * never needs (images, fonts, media, beacons) is not loaded at all, sub-resources stay on the
+ * page's origin, only http(s), the SSRF guard's address check, and robots.txt is obeyed. The
+ * address check here is early (once per host and page, before robots.txt is asked, for a clear
+ * reason); the one that counts is repeated for every request by the browser network
+ * (browser-network.ts), whose socket connects only to the addresses that check approved.
  */
 import { originOf } from '../../domain/url';
 import { BlockedUrlError } from '../http/errors';
-import { checkUrl } from '../http/ssrf-guard';
+import { checkUrl, type Resolver } from '../http/ssrf-guard';
 import type { RobotsPolicy } from '../robots-policy';
-import type { GuardedRequest, RequestGuard } from './render-page';
+
+export interface GuardedRequest {
+  url: string;
+  /** Playwright's resource type: document, script, xhr, fetch, image, font, media, stylesheet… */
+  resourceType: string;
+  /** The page's own navigation or one of its redirect hops, not a frame's or a sub-resource. */
+  isNavigation: boolean;
+}
+
+/** Returns why a request is refused, or undefined to let it through. */
+export type RequestGuard = (request: GuardedRequest) => Promise<string | undefined>;
 
 /** Resource types skipped outright: they cost bytes and requests and add no text. */
 export const SKIPPED_RESOURCE_TYPES = new Set([
@@ -24,16 +36,18 @@ export const SKIPPED_RESOURCE_TYPES = new Set([
 ]);
 
 export interface RequestGuardOptions {
-  /** The origin of the page being rendered; requests anywhere else are third-party. */
+  /** The origin of the page being rendered; sub-resources anywhere else are third-party. */
   pageOrigin: string;
   userAgent: string;
   allowHosts: readonly string[];
-  robots: RobotsPolicy;
+  /** robots.txt rules (the crawl's RobotsPolicy; its `check` is all this needs). */
+  robots: Pick<RobotsPolicy, 'check'>;
+  /** @default the system resolver */
+  resolve?: Resolver;
   signal?: AbortSignal;
 }
 
 export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
-  // One SSRF verdict per host and render: the page's requests mostly share a host.
   const hostVerdicts = new Map<string, Promise<string | undefined>>();
   return async (request: GuardedRequest) => {
     if (!request.isNavigation && SKIPPED_RESOURCE_TYPES.has(request.resourceType))
@@ -44,11 +58,10 @@ export function createRequestGuard(options: RequestGuardOptions): RequestGuard {
     } catch {
       return 'not a valid URL';
     }
-    // data: and blob: URLs never reach the network.
-    if (url.protocol === 'data:' || url.protocol === 'blob:') return undefined;
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return `scheme ${url.protocol} not allowed`;
     const origin = originOf(url.href);
-    if (origin !== options.pageOrigin) return `third-party request to ${origin}`;
+    // The page's own redirects may change origin (http to https), as a plain fetch's do.
+    if (!request.isNavigation && origin !== options.pageOrigin) return `third-party request to ${origin}`;
     let verdict = hostVerdicts.get(url.host);
     if (!verdict) {
       verdict = ssrfVerdict(url, options);
@@ -69,6 +82,7 @@ async function ssrfVerdict(url: URL, options: RequestGuardOptions): Promise<stri
   try {
     await checkUrl(url, {
       allowHosts: options.allowHosts,
+      ...(options.resolve ? { resolve: options.resolve } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     return undefined;

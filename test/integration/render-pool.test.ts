@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrowserNetwork } from '../../activities/render/browser-network';
 import { BrowserPool } from '../../activities/render/browser-pool';
 import { renderPage } from '../../activities/render/render-page';
 import { repoRoot } from '../../infra/tools-dir';
@@ -13,6 +14,15 @@ import { processesInGroups, waitForNoProcesses } from '../helpers/process-groups
 import { type SiteServer, serveSite } from '../helpers/site-server';
 
 let site: SiteServer;
+
+// Every request through the guarded, pinned client; robots.txt rules are not what this file tests.
+const network = () =>
+  createBrowserNetwork({
+    userAgent: 'gleaner-test',
+    allowHosts: ['127.0.0.1'],
+    robots: { check: async () => ({ allowed: true }) },
+    maxBodyBytes: 1024 * 1024,
+  });
 
 beforeAll(async () => {
   site = await serveSite(undefined);
@@ -40,7 +50,6 @@ describe('BrowserPool', () => {
     timeout: 900_000,
   }, async () => {
     const pool = new BrowserPool({ maxPages: 3, pagesPerBrowser: 100 });
-    const guard = async () => undefined;
     const seen: string[] = [];
     let next = 0;
     let peakGroupProcesses = 0;
@@ -49,7 +58,7 @@ describe('BrowserPool', () => {
         const n = next++;
         const page = await renderPage(pool, `${site.origin}/page?n=${n}`, {
           userAgent: 'gleaner-test',
-          guard,
+          network: network(),
           settleMs: 2_000,
         });
         if (page.html.includes(`rendered page ${n}`)) seen.push(String(n));
@@ -75,7 +84,7 @@ describe('BrowserPool', () => {
       // The settle wait is bounded: a page that never goes quiet is read as it is.
       const page = await renderPage(pool, `${site.origin}/hang`, {
         userAgent: 'gleaner-test',
-        guard: async () => undefined,
+        network: network(),
         settleMs: 1_500,
       });
       expect(page.html).toContain('waiting');
@@ -88,7 +97,7 @@ describe('BrowserPool', () => {
       ).rejects.toThrow(/took longer than 1000 ms; browser killed/);
       const again = await renderPage(pool, `${site.origin}/page?n=7`, {
         userAgent: 'gleaner-test',
-        guard: async () => undefined,
+        network: network(),
       });
       expect(again.html).toContain('rendered page 7');
       expect(pool.launchedGroups).toHaveLength(2);

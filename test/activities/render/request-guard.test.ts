@@ -1,8 +1,8 @@
 /**
  * The browser's request guard refuses, before robots.txt is even consulted, what a rendered page
- * must never load: images/fonts/media, other origins, and addresses the SSRF guard forbids (here a
- * loopback page origin not named in allow-hosts). Robots rules are covered end to end in
- * test/integration/render.test.ts.
+ * must never load: images/fonts/media, other origins, other schemes, and addresses the SSRF guard
+ * forbids (here a loopback page origin not named in allow-hosts). Robots rules, redirect hops and
+ * the pinned client are covered with real Chromium in test/integration/render-network.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { createRequestGuard } from '../../../activities/render/request-guard';
@@ -56,9 +56,19 @@ describe('createRequestGuard', () => {
     ).toMatch(/SSRF guard/);
   });
 
-  it('lets data: URLs through (they never reach the network)', async () => {
+  it('lets the navigation move to another origin (http to https), still under the SSRF guard', async () => {
     expect(
-      await guardFor([])({ url: 'data:text/plain,hi', resourceType: 'fetch', isNavigation: false }),
-    ).toBeUndefined();
+      await guardFor(['127.0.0.1'])({
+        url: 'http://127.0.0.2:8443/moved',
+        resourceType: 'document',
+        isNavigation: true,
+      }),
+    ).toMatch(/blocked by the SSRF guard: 127\.0\.0\.2 resolves to 127\.0\.0\.2 \(loopback\)/);
+  });
+
+  it('sends nothing but http(s) (data: and blob: URLs never reach the guard: the browser keeps them)', async () => {
+    expect(
+      await guardFor([])({ url: 'file:///etc/passwd', resourceType: 'fetch', isNavigation: false }),
+    ).toBe('scheme file: not allowed');
   });
 });

@@ -1,0 +1,218 @@
+/**
+ * The browser's only way out: every request a rendered page makes is answered here, through
+ * gleaner's own guarded HTTP client (`fetchPage`: SSRF check on the resolved addresses, a socket
+ * pinned to exactly those addresses, size caps, timeouts), never by Chromium's network stack.
+ * Redirects are followed here one hop at a time so each hop passes the request guard (origin,
+ * resource type, robots.txt) and the SSRF guard before anything is sent to it: Chromium does not
+ * route the follow-up of a fulfilled redirect, so handing it a 3xx would let it go out by itself.
+ */
+import { originOf } from '../../domain/url';
+import { fetchPage } from '../http/fetch-page';
+import type { FetchPageResult } from '../http/fetch-result';
+import type { Resolver } from '../http/ssrf-guard';
+import type { RobotsPolicy } from '../robots-policy';
+import { createRequestGuard, type RequestGuard } from './request-guard';
+
+export interface BrowserRequest {
+  url: string;
+  method: string;
+  /** Playwright's resource type: document, script, xhr, fetch, image, font, media, stylesheet… */
+  resourceType: string;
+  /** The page's own navigation (not a frame's, not a sub-resource). */
+  isNavigation: boolean;
+}
+
+export type BrowserFetchOutcome =
+  | {
+      kind: 'response';
+      /** The URL that answered, after redirects. */
+      url: string;
+      status: number;
+      /** Headers to hand the browser (lower-case names; no transfer or content encodings). */
+      headers: Record<string, string>;
+      /** Decoded (decompressed) body; empty for a non-2xx answer. */
+      body: Buffer;
+      /** The body as text in its declared or sniffed charset. */
+      text: string;
+      redirects: string[];
+    }
+  /** Not sent (or a redirect not followed): `url` is the hop that was refused. */
+  | { kind: 'refused'; url: string; reason: string }
+  /** Sent, but no usable answer (network error, timeout, over the size cap). */
+  | { kind: 'failed'; url: string; reason: string };
+
+export interface BrowserNetworkOptions {
+  userAgent: string;
+  allowHosts: readonly string[];
+  /** robots.txt rules (the crawl's RobotsPolicy; its `check` is all this needs). */
+  robots: Pick<RobotsPolicy, 'check'>;
+  /** Redirect hops followed for one request. @default 5 */
+  maxRedirects?: number;
+  /** Cap on every response body; the page's own document is cut there, anything else refused. */
+  maxBodyBytes: number;
+  /** Total time for one response body. */
+  bodyTimeoutMs?: number;
+  /** Requests to the origin in flight at once for one page (Chromium's own cap per host is 6). @default 4 */
+  maxConcurrent?: number;
+  /** Name resolution for the SSRF guard and the pinned socket. @default the system resolver */
+  resolve?: Resolver;
+  signal?: AbortSignal;
+}
+
+export interface BrowserNetwork {
+  fetch(request: BrowserRequest): Promise<BrowserFetchOutcome>;
+  /** Aborts every request still in flight (the page is done with). */
+  close(): void;
+}
+
+/**
+ * Headers of a fetched response handed to the browser (the body is already decoded). No
+ * set-cookie: a crawler keeps no session, and the browser's own request headers are not forwarded
+ * either (the client sends its own User-Agent and Accept).
+ */
+const PASSED_HEADERS = [
+  'content-type',
+  'content-language',
+  'etag',
+  'last-modified',
+  'x-robots-tag',
+  'retry-after',
+] as const;
+
+export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNetwork {
+  const done = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, done.signal]) : done.signal;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const slots = limiter(options.maxConcurrent ?? 4);
+  const guards = new Map<string, RequestGuard>();
+  // Sub-resources belong to the origin the page's document finally came from.
+  let pageOrigin: string | undefined;
+
+  const guardFor = (origin: string): RequestGuard => {
+    let guard = guards.get(origin);
+    if (!guard) {
+      guard = createRequestGuard({
+        pageOrigin: origin,
+        userAgent: options.userAgent,
+        allowHosts: options.allowHosts,
+        robots: options.robots,
+        ...(options.resolve ? { resolve: options.resolve } : {}),
+        signal,
+      });
+      guards.set(origin, guard);
+    }
+    return guard;
+  };
+
+  async function fetchOne(request: BrowserRequest): Promise<BrowserFetchOutcome> {
+    const redirects: string[] = [];
+    let url = request.url;
+    for (;;) {
+      const origin = request.isNavigation ? safeOrigin(url) : (pageOrigin ?? safeOrigin(request.url));
+      const refusal = origin
+        ? await guardFor(origin)({
+            url,
+            resourceType: request.resourceType,
+            isNavigation: request.isNavigation,
+          })
+        : 'not a valid URL';
+      if (refusal) return { kind: 'refused', url, reason: refusal };
+      if (request.method !== 'GET')
+        return { kind: 'refused', url, reason: `${request.method} not sent: a crawler only reads` };
+      signal.throwIfAborted();
+      const fetched = await slots(() =>
+        fetchPage(url, {
+          userAgent: options.userAgent,
+          allowHosts: options.allowHosts,
+          // One hop per call: the next hop is guarded above before it is sent.
+          maxRedirects: 0,
+          maxBodyBytes: options.maxBodyBytes,
+          // The page itself is cut and kept like a plain fetch; a cut script or JSON would be garbage.
+          truncateBody: request.isNavigation,
+          ...(request.isNavigation ? {} : { allowedContentTypes: ['*/*'] }),
+          ...(options.bodyTimeoutMs ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
+          ...(options.resolve ? { resolve: options.resolve } : {}),
+          signal,
+        }),
+      );
+      if (fetched.kind === 'redirect-limit') {
+        redirects.push(url);
+        if (redirects.length > maxRedirects)
+          return { kind: 'refused', url: fetched.location, reason: `more than ${maxRedirects} redirects` };
+        if (redirects.includes(fetched.location))
+          return { kind: 'refused', url: fetched.location, reason: 'redirect loop' };
+        url = fetched.location;
+        continue;
+      }
+      return outcome(url, fetched, redirects);
+    }
+  }
+
+  return {
+    async fetch(request) {
+      const result = await fetchOne(request);
+      if (request.isNavigation && result.kind === 'response') pageOrigin = originOf(result.url);
+      return result;
+    },
+    close: () => done.abort(new Error('the rendered page is closed')),
+  };
+}
+
+function outcome(url: string, fetched: FetchPageResult, redirects: string[]): BrowserFetchOutcome {
+  const headers: Record<string, string> = {};
+  for (const name of PASSED_HEADERS) {
+    const value = fetched.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  const answer = (body: Buffer, text: string): BrowserFetchOutcome => ({
+    kind: 'response',
+    url,
+    status: fetched.status ?? 0,
+    headers,
+    body,
+    text,
+    redirects,
+  });
+  switch (fetched.kind) {
+    case 'ok':
+      return answer(fetched.body, fetched.text);
+    case 'http-error':
+    case 'not-modified':
+    case 'unsupported-content-type':
+      // The status (and content type) is the answer; the body is never read for these.
+      return answer(Buffer.alloc(0), '');
+    case 'blocked':
+      return { kind: 'refused', url, reason: `blocked by the SSRF guard: ${fetched.message}` };
+    case 'too-large':
+      return { kind: 'failed', url, reason: `body larger than ${fetched.limitBytes} bytes` };
+    case 'network-error':
+      return { kind: 'failed', url, reason: `${fetched.code}: ${fetched.message}` };
+    case 'redirect-limit':
+      return { kind: 'refused', url: fetched.location, reason: 'redirect not followed' };
+  }
+}
+
+function safeOrigin(url: string): string | undefined {
+  try {
+    return originOf(url);
+  } catch {
+    return undefined;
+  }
+}
+
+/** At most `max` calls running at once; the rest wait their turn in order. */
+function limiter(max: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
