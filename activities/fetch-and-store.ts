@@ -52,6 +52,18 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       // A known page is asked conditionally: an unchanged one answers 304 and costs nothing more.
       const known = await loadKnownPage(db, input.url);
+      // Each redirect hop is a request to a URL of its own, so its origin's robots.txt rules it too
+      // (RFC 9309 §2.2.2 leaves redirects to the crawler; following into a disallowed path is not polite).
+      let refusedHop: { url: string; verdict: RobotsVerdict } | undefined;
+      const beforeRedirect = async (location: string): Promise<boolean> => {
+        const hop = await robots.check(location, originOf(location), {
+          userAgent: input.spec.userAgent,
+          allowHosts: input.spec.allowHosts,
+          signal: context.cancellationSignal,
+        });
+        if (!hop.allowed) refusedHop = { url: location, verdict: hop };
+        return hop.allowed;
+      };
       const fetched = await fetchPage(input.url, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -61,9 +73,14 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         maxRedirects: input.spec.maxRedirects,
         ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
         signal: context.cancellationSignal,
+        beforeRedirect,
         ...conditionalHeaders(known),
       });
       observeFetch(fetched.timings.totalMs, fetched.kind);
+      if (refusedHop) {
+        const blocked = await robotsBlocked(db, input, refusedHop.verdict, refusedHop.url);
+        return { ...blocked, msSinceResponse: msSince(fetched.timings) };
+      }
       await recordFetch(db, input, fetched);
       const result =
         fetched.kind === 'ok'
@@ -75,25 +92,37 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       }
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
-      const responseEndedMs = fetched.timings.startedAtMs + fetched.timings.totalMs;
-      return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs) };
+      return { ...result, msSinceResponse: msSince(fetched.timings) };
     } finally {
       clearInterval(beat);
     }
   };
 }
 
+/** Time since the last response of a fetch ended, on this machine's clock. */
+function msSince(timings: FetchPageResult['timings']): number {
+  return Math.max(0, Date.now() - (timings.startedAtMs + timings.totalMs));
+}
+
 export async function robotsBlocked(
   db: Database,
   input: FetchAndStoreInput,
   verdict: RobotsVerdict,
+  /** The redirect target that robots.txt refused, when it was not `input.url` itself. */
+  redirectedTo?: string,
 ): Promise<FetchAndStoreResult> {
   const rule = verdict.rule
     ? `${verdict.rule.directive}: ${verdict.rule.path} (line ${verdict.rule.line})`
     : 'no rule';
+  const via = redirectedTo ? `redirected to ${redirectedTo}, which is ` : '';
   await db.query(
-    `INSERT INTO fetches (crawl_id, url, outcome, bytes, error, started_at) VALUES ($1, $2, 'robots-blocked', 0, $3, now())`,
-    [input.crawlId, input.url, `disallowed by robots.txt for ${verdict.group ?? '*'}: ${rule}`],
+    `INSERT INTO fetches (crawl_id, url, final_url, outcome, bytes, error, started_at) VALUES ($1, $2, $3, 'robots-blocked', 0, $4, now())`,
+    [
+      input.crawlId,
+      input.url,
+      redirectedTo ?? null,
+      `${via}disallowed by robots.txt for ${verdict.group ?? '*'}: ${rule}`,
+    ],
   );
   return { outcome: 'robots-blocked', finalUrl: input.url, bytes: 0, linksStored: 0, discovered: [] };
 }
@@ -160,7 +189,9 @@ export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }
     case 'redirect-limit':
       return fetched.reason === 'loop'
         ? `redirect loop at ${fetched.location}`
-        : `too many redirects (last to ${fetched.location})`;
+        : fetched.reason === 'refused'
+          ? `redirect to ${fetched.location} not followed`
+          : `too many redirects (last to ${fetched.location})`;
     case 'network-error':
       return fetched.timeout
         ? `${fetched.timeout} timeout: ${fetched.message}`

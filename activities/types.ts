@@ -83,7 +83,7 @@ export interface FetchAndStoreResult {
   retryAfter?: string;
   /** The page asked not to be indexed (meta robots or X-Robots-Tag): stored, not indexed. */
   noindex?: boolean;
-  /** Time from the end of the response to the end of this activity (storage), in ms. */
+  /** Time from the end of the response to the end of this activity (storage), in ms; absent when no request was sent. */
   msSinceResponse?: number;
   /** With `assessRender`: whether the HTML looks client-rendered, and why. */
   renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };

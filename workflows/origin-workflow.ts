@@ -292,9 +292,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       return;
     }
     if (result.outcome === 'robots-blocked') {
-      // No request was sent: the politeness clock and the page budget are untouched.
+      // The page budget is untouched. No request was sent, unless the URL answered with a redirect
+      // into a disallowed path: then that response dates the politeness clock like any other.
       state.stats.robotsBlocked++;
       state.quota++;
+      if (result.msSinceResponse !== undefined)
+        state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse, 60_000);
       return;
     }
     // The gap runs from the response's end: workflow time minus the activity's own storage time

@@ -34,12 +34,21 @@ export interface FetchPageOptions {
   extraHeaders?: Readonly<Record<string, string>>;
   /** Name resolution, injectable for tests and custom DNS. @default systemResolver */
   resolve?: Resolver;
+  /**
+   * Asked before each redirect is followed, with the absolute target: `false` stops the chain with
+   * a `redirect-limit` result of reason `refused` and the target is never requested. The crawler
+   * checks robots.txt here: the guard checks addresses, not a site's rules.
+   */
+  beforeRedirect?: (location: string) => Promise<boolean>;
 }
 
 export type ResolvedFetchOptions = Required<
-  Omit<FetchPageOptions, 'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'extraHeaders' | 'resolve'>
+  Omit<
+    FetchPageOptions,
+    'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'extraHeaders' | 'resolve' | 'beforeRedirect'
+  >
 > &
-  Pick<FetchPageOptions, 'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'resolve'> & {
+  Pick<FetchPageOptions, 'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'resolve' | 'beforeRedirect'> & {
     extraHeaders: Readonly<Record<string, string>>;
   };
 

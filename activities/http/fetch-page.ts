@@ -70,6 +70,9 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
     if (chain.redirects.length > opts.maxRedirects) {
       return { kind: 'redirect-limit', reason: 'too-many', location: next, ...base(chain, current, extra) };
     }
+    if (opts.beforeRedirect && !(await opts.beforeRedirect(next))) {
+      return { kind: 'redirect-limit', reason: 'refused', location: next, ...base(chain, current, extra) };
+    }
     visited.add(next);
     current = next;
   }

@@ -95,8 +95,11 @@ export interface FetchTooLarge extends FetchResultBase {
 
 export interface FetchRedirectLimit extends FetchResultBase {
   readonly kind: 'redirect-limit';
-  /** `loop`: the next URL was already visited in this chain; `too-many`: more than `maxRedirects`. */
-  readonly reason: 'loop' | 'too-many';
+  /**
+   * `loop`: the next URL was already visited in this chain; `too-many`: more than `maxRedirects`;
+   * `refused`: the caller's `beforeRedirect` said no (robots.txt disallows the target).
+   */
+  readonly reason: 'loop' | 'too-many' | 'refused';
   /** Where the last redirect pointed (resolved, absolute). */
   readonly location: string;
 }

@@ -30,7 +30,14 @@ beforeAll(async () => {
   ruled = await serveSite(undefined);
   broken = await serveSite(undefined);
   missing = await serveSite(undefined);
-  addGeneratedPages(ruled, 8, { crossLinks: ['/private/secret.html'] });
+  addGeneratedPages(ruled, 8, { crossLinks: ['/private/secret.html', '/moved.html'] });
+  // An allowed URL that redirects into a disallowed folder: the hop is ruled by robots.txt too.
+  ruled.route('/moved.html', (_req, res) => {
+    res.writeHead(302, { location: '/private/moved-here.html' }).end();
+  });
+  ruled.route('/private/moved-here.html', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<p>moved secret</p>');
+  });
   ruled.route('/private/secret.html', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' }).end('<p>secret</p>');
   });
@@ -88,17 +95,23 @@ describe('robots.txt', () => {
 
     expect(summary.status).toBe('completed');
     expect(summary.pagesFetched).toBe(7 + 4); // 8 pages but page-5; 4 from the origin without robots.txt
-    expect(summary.robotsBlocked).toBe(2); // page-5 and /private/secret.html
+    // page-5, /private/secret.html, and /moved.html, whose redirect points into /private/
+    expect(summary.robotsBlocked).toBe(3);
+    expect(ruledPaths).toContain('/moved.html');
     // The 503 origin's seed was never fetched because the origin could not be read, not by a rule.
     expect(summary.unreachable).toBe(1);
-    const blocked = await stack.db.query<{ url: string }>(
-      "SELECT url FROM fetches WHERE crawl_id = $1 AND outcome = 'robots-blocked' ORDER BY url",
+    const blocked = await stack.db.query<{ url: string; error: string }>(
+      "SELECT url, error FROM fetches WHERE crawl_id = $1 AND outcome = 'robots-blocked' ORDER BY url",
       [crawlId],
     );
     expect(blocked.rows.map((row) => new URL(row.url).pathname)).toEqual([
+      '/moved.html',
       '/page-5.html',
       '/private/secret.html',
     ]);
+    expect(blocked.rows[0]?.error).toMatch(
+      /^redirected to http:\/\/.*\/private\/moved-here\.html, which is disallowed/,
+    );
     console.info(`robots: smallest gap ${Math.min(...gaps)} ms, robotsBlocked ${summary.robotsBlocked}`);
   });
 });
