@@ -8,7 +8,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { originOf } from '../domain/url';
-import type { DiscoveredUrl, NextSpilledUrlsInput, NextSpilledUrlsResult } from './types';
+import type {
+  DiscoveredUrl,
+  NextSpilledUrlsInput,
+  NextSpilledUrlsResult,
+  SpillUrlsInput,
+  SpillUrlsResult,
+} from './types';
 
 const MAX_PAGE = 500;
 
@@ -20,6 +26,9 @@ export function createFrontierSpill({ db }: { db: Database }) {
   return {
     async nextSpilledUrls(input: NextSpilledUrlsInput): Promise<NextSpilledUrlsResult> {
       return nextSpilledUrlsCore(db, input);
+    },
+    async spillUrls(input: SpillUrlsInput): Promise<SpillUrlsResult> {
+      return spillUrlsCore(db, input);
     },
   };
 }
@@ -99,4 +108,22 @@ export async function nextSpilledUrlsCore(
     );
     return { items: await readTake(tx) };
   });
+}
+
+/**
+ * Parks URLs already in the workflow's frontier (another origin's links, arriving by signal) in
+ * Postgres: spilled again and untaken, so a later take brings them back. Idempotent.
+ */
+export async function spillUrlsCore(db: Database, input: SpillUrlsInput): Promise<SpillUrlsResult> {
+  if (input.urls.length > MAX_PAGE)
+    throw ApplicationFailure.nonRetryable(`at most ${MAX_PAGE} URLs per call`, 'InvalidInput');
+  const origin = originOf(input.origin);
+  const { rows } = await db.query<{ url: string }>(
+    `UPDATE crawl_urls SET spilled = true, spill_take = NULL
+      WHERE crawl_id = $1 AND origin = $2 AND url = ANY($3::text[])
+      RETURNING url`,
+    [input.crawlId, origin, input.urls],
+  );
+  const parked = new Set(rows.map((row) => row.url));
+  return { missing: input.urls.filter((url) => !parked.has(url)) };
 }

@@ -233,6 +233,18 @@ export interface NextSpilledUrlsResult {
   items: Array<{ url: string; depth: number }>;
 }
 
+export interface SpillUrlsInput {
+  crawlId: string;
+  origin: string;
+  /** Claimed URLs of the origin the frontier has no room for (at most 500). */
+  urls: string[];
+}
+
+export interface SpillUrlsResult {
+  /** URLs that are not the origin's claims in this crawl, so could not wait in Postgres (normally none). */
+  missing: string[];
+}
+
 export interface ClaimKnownPagesInput {
   crawlId: string;
   /** `scheme://host[:port]`: only this origin's stored pages are claimed. */
@@ -284,6 +296,8 @@ export interface ActivityApi {
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
   /** Takes the next page of an origin's spilled frontier back from Postgres. */
   nextSpilledUrls(input: NextSpilledUrlsInput): Promise<NextSpilledUrlsResult>;
+  /** Parks frontier URLs beyond the bound (arrived by signal) in Postgres. */
+  spillUrls(input: SpillUrlsInput): Promise<SpillUrlsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
   claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult>;
   nextKnownUrls(input: NextKnownUrlsInput): Promise<NextKnownUrlsResult>;

@@ -5,8 +5,11 @@
  * time. Deterministic: the one activity is proxied, the rest is arithmetic on plain data.
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
-import type { FrontierItem } from '../domain/frontier';
-import { nextSpilledUrls } from './origin-activities';
+import { type Frontier, type FrontierItem, trimTo } from '../domain/frontier';
+import { nextSpilledUrls, spillUrls } from './origin-activities';
+
+/** URLs per spillUrls call (the activity's limit). */
+const SPILL_CALL_MAX = 500;
 
 /** Top-ups (spill, sitemap, known pages) pull at most this many URLs at a time… */
 const TOP_UP_PAGE = 200;
@@ -61,6 +64,32 @@ export async function takeSpilled(
   for (const item of result.items) push({ url: item.url, depth: item.depth });
   spill.waiting = Math.max(0, spill.waiting - result.items.length);
   spill.pending = result.items.length === page;
+}
+
+/**
+ * Another origin's links arrive by signal and may overfill the frontier: its lowest-ranked URLs
+ * beyond the bound go to Postgres to wait like any spill (at most 500 per activity).
+ */
+export async function spillOverflow(
+  spec: CrawlSpec,
+  origin: string,
+  spill: SpillState,
+  frontier: Frontier,
+  push: (item: FrontierItem) => void,
+): Promise<void> {
+  const overflow = trimTo(frontier, spec.frontierMaxUrls);
+  for (let start = 0; start < overflow.length; start += SPILL_CALL_MAX) {
+    const part = overflow.slice(start, start + SPILL_CALL_MAX);
+    const { missing } = await spillUrls({
+      crawlId: spec.crawlId,
+      origin,
+      urls: part.map((item) => item.url),
+    });
+    const kept = new Set(missing);
+    // A URL Postgres does not hold for this origin stays in memory rather than be lost.
+    for (const item of part) if (kept.has(item.url)) push(item);
+    if (part.length > missing.length) noteSpilled(spill, part.length - missing.length);
+  }
 }
 
 /** Forgets what waits in Postgres (budget spent, origin stopped); returns how many URLs that was. */

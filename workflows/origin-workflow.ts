@@ -49,6 +49,7 @@ import {
   noteSpilled,
   roomFor,
   type SpillState,
+  spillOverflow,
   takeSpilled,
   topUpBounds,
 } from './frontier-spill';
@@ -558,6 +559,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       if (size(frontier) < (bounds?.lowWater ?? SITEMAP_LOW_WATER)) {
         await topUpFromSitemaps(state.sitemaps, bounds?.page ?? SITEMAP_PAGE);
       }
+    }
+    if (state.spill && size(frontier) > spec.frontierMaxUrls) {
+      await spillOverflow(spec, origin, state.spill, frontier, (item) => enqueue(item));
     }
     if (state.spill && !state.budgetExhausted && !state.deniedReason) {
       await takeSpilled(spec, origin, state.spill, size(frontier), (item) => enqueue(item));
