@@ -76,8 +76,9 @@ export async function spillOverflow(
   spill: SpillState,
   frontier: Frontier,
   push: (item: FrontierItem) => void,
-): Promise<void> {
+): Promise<number> {
   const overflow = trimTo(frontier, spec.frontierMaxUrls);
+  let parked = 0;
   for (let start = 0; start < overflow.length; start += SPILL_CALL_MAX) {
     const part = overflow.slice(start, start + SPILL_CALL_MAX);
     const { missing } = await spillUrls({
@@ -89,7 +90,9 @@ export async function spillOverflow(
     // A URL Postgres does not hold for this origin stays in memory rather than be lost.
     for (const item of part) if (kept.has(item.url)) push(item);
     if (part.length > missing.length) noteSpilled(spill, part.length - missing.length);
+    parked += part.length - missing.length;
   }
+  return parked;
 }
 
 /** Forgets what waits in Postgres (budget spent, origin stopped); returns how many URLs that was. */

@@ -639,6 +639,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       // Handlers only mutate state synchronously, so nothing is lost between here and the new run.
       await condition(() => !quotaPending || finishRequested);
       if (!finishRequested) {
+        // The next run starts with the bounded frontier only; a batch that arrives meanwhile is parked too.
+        while (state.spill && size(frontier) > spec.frontierMaxUrls) {
+          if ((await spillOverflow(spec, origin, state.spill, frontier, (item) => enqueue(item))) === 0)
+            break;
+        }
         await continueAsNew<typeof originWorkflow>({ spec, origin, initial: [], state });
       }
     }

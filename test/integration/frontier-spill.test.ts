@@ -53,14 +53,15 @@ async function serveSpillSite(): Promise<SpillSite> {
   return { site, paths };
 }
 
-function startSpillCrawl(crawlId: string, site: SiteServer) {
+function startSpillCrawl(crawlId: string, site: SiteServer, feeder?: SiteServer) {
   return stack.client.workflow.start(WORKFLOW_TYPES.crawl, {
     taskQueue: TASK_QUEUES.crawl,
     workflowId: crawlWorkflowId(crawlId),
     args: [
       {
         crawlId,
-        seeds: [site.url],
+        seeds: feeder ? [site.url, feeder.url] : [site.url],
+        scope: 'same-site',
         delayMs: DELAY_MS,
         allowHosts: ['127.0.0.1'],
         frontierMaxUrls: BOUND,
@@ -102,13 +103,20 @@ describe('frontier spill', () => {
   it('crawls an origin far bigger than its bounded frontier: every page once, gaps kept, history bounded', async () => {
     const crawlId = 'spill-lab';
     const { site, paths } = await serveSpillSite();
+    // Another origin whose one page links to every leaf of the big one: those URLs reach the big
+    // origin by signal, far more than its bound at once.
+    const feeder = await serveSite(undefined);
+    const leaves = paths.filter((path) => path.includes('/leaf-')).map((path) => `${site.origin}${path}`);
+    feeder.route('/', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pageHtml('Feeder', leaves));
+    });
     const worker = spawnGleaner(['worker'], env);
     try {
       const startedAt = Date.now();
-      const summary = (await (await startSpillCrawl(crawlId, site)).result()) as CrawlSummary;
+      const summary = (await (await startSpillCrawl(crawlId, site, feeder)).result()) as CrawlSummary;
       const seconds = (Date.now() - startedAt) / 1000;
       expect(summary.status).toBe('completed');
-      expect(summary.pagesFetched).toBe(PAGES);
+      expect(summary.pagesFetched).toBe(PAGES + 1);
 
       // Every page requested exactly once, one request at a time, never closer than the delay.
       expect(
@@ -133,6 +141,9 @@ describe('frontier spill', () => {
       expect(measured.maxEvents).toBeLessThan(2 * CAN_AFTER_EVENTS);
       expect(measured.maxDiscoveredSameOrigin).toBeLessThanOrEqual(BOUND);
       expect(measured.maxCarriedFrontier).toBeLessThanOrEqual(BOUND);
+      // The feeder's batch overfilled the frontier and was parked in Postgres, not carried.
+      expect(measured.spillUrlsCalls).toBeGreaterThan(0);
+      expect(Math.min(...gapsMs(feeder))).toBeGreaterThanOrEqual(DELAY_MS);
       console.info(
         JSON.stringify({
           test: 'frontier-spill',
@@ -148,6 +159,7 @@ describe('frontier spill', () => {
     } finally {
       worker.kill('SIGTERM');
       await site.close();
+      await feeder.close();
     }
   }, 600_000);
 
@@ -235,6 +247,7 @@ interface RunMeasures {
   largestPayloadBytes: number;
   maxDiscoveredSameOrigin: number;
   maxCarriedFrontier: number;
+  spillUrlsCalls: number;
 }
 
 async function measureOriginRuns(workflowId: string, origin: string): Promise<RunMeasures> {
@@ -245,6 +258,7 @@ async function measureOriginRuns(workflowId: string, origin: string): Promise<Ru
     largestPayloadBytes: 0,
     maxDiscoveredSameOrigin: 0,
     maxCarriedFrontier: 0,
+    spillUrlsCalls: 0,
   };
   for await (const execution of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
     const history = await stack.client.workflow.getHandle(workflowId, execution.runId).fetchHistory();
@@ -254,6 +268,8 @@ async function measureOriginRuns(workflowId: string, origin: string): Promise<Ru
     measures.totalEvents += events.length;
     for (const event of events) {
       measures.largestPayloadBytes = Math.max(measures.largestPayloadBytes, largestPayload(event));
+      if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'spillUrls')
+        measures.spillUrlsCalls++;
       const completed = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
       const result = completed ? decode<{ discovered?: Array<{ origin: string }> }>(completed) : undefined;
       if (result?.discovered) {
