@@ -7,7 +7,7 @@
 import os from 'node:os';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextSpilledUrlsCore, spillBeyondRoom } from '../../activities/frontier-spill';
+import { nextSpilledUrlsCore, spillBeyondRoom, spillUrlsCore } from '../../activities/frontier-spill';
 import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import type { OriginWorkflowInput } from '../../workflows/origin-workflow';
@@ -237,6 +237,19 @@ describe('frontier spill', () => {
     await expect(nextSpilledUrlsCore(stack.db, { crawlId, origin, take: 4, limit: 0 })).rejects.toThrow(
       /limit/,
     );
+
+    // Taken URLs parked again (a signal overfilled the frontier) come back by a later take.
+    const parked = await spillUrlsCore(stack.db, {
+      crawlId,
+      origin,
+      urls: [urls[0] as string, `${origin}/never`],
+    });
+    expect(parked.missing).toEqual([`${origin}/never`]);
+    expect(await spillUrlsCore(stack.db, { crawlId, origin, urls: [urls[0] as string] })).toEqual({
+      missing: [],
+    });
+    const take4 = await nextSpilledUrlsCore(stack.db, { crawlId, origin, take: 4, limit: 4 });
+    expect(take4.items.map((item) => item.url)).toEqual([urls[0]]);
   });
 });
 
