@@ -47,7 +47,7 @@ export interface OriginStats {
   lastError?: string;
   /** Pages whose stored body is a headless browser's rendered DOM. */
   rendered?: number;
-  /** Discoveries that waited in Postgres because the origin's frontier was full (frontier spill). */
+  /** A page's same-origin links left waiting in Postgres because the origin's frontier was full (frontier spill). */
   spilled?: number;
 }
 
