@@ -18,6 +18,7 @@ import { isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
+import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
@@ -222,7 +223,7 @@ export async function store(
   if (canonicalUrl && !directives.nofollow)
     candidates.push({ url: canonicalUrl, origin: originOf(canonicalUrl), depth: input.depth });
 
-  const { pageId, discovered, visit } = await db.transaction(async (tx) => {
+  const { pageId, discovered, spilled, visit } = await db.transaction(async (tx) => {
     const previous = await loadKnownPage(tx, finalUrl);
     const page = await tx.query<{ id: number }>(
       `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
@@ -268,7 +269,7 @@ export async function store(
       { id, contentHash, noindex: directives.noindex, ...(canonicalUrl ? { canonicalUrl } : {}) },
       previous,
     );
-    return { pageId: id, discovered: await claim(tx, input, candidates), visit };
+    return { pageId: id, ...(await claim(tx, input, candidates, finalUrl)), visit };
   });
 
   return {
@@ -280,6 +281,7 @@ export async function store(
     bytes: fetched.bytes,
     linksStored: edges.length,
     discovered: discovered.filter((found) => found.url !== finalUrl),
+    ...(spilled > 0 ? { spilled } : {}),
     ...(directives.noindex ? { noindex: true } : {}),
     ...visit,
   };
@@ -381,7 +383,8 @@ async function claim(
   tx: Queryable,
   input: FetchAndStoreInput,
   candidates: DiscoveredUrl[],
-): Promise<DiscoveredUrl[]> {
+  finalUrl: string,
+): Promise<{ discovered: DiscoveredUrl[]; spilled: number }> {
   if (candidates.length > 0) {
     await tx.query(
       `INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from)
@@ -396,9 +399,11 @@ async function claim(
       ],
     );
   }
-  const owned = await tx.query<DiscoveredUrl>(
-    'SELECT url, origin, depth FROM crawl_urls WHERE crawl_id = $1 AND discovered_from = $2 ORDER BY discovered_at, url',
+  const owned = await tx.query<OwnedClaim>(
+    'SELECT url, origin, depth, spilled FROM crawl_urls WHERE crawl_id = $1 AND discovered_from = $2 ORDER BY discovered_at, url',
     [input.crawlId, input.url],
   );
-  return owned.rows;
+  if (input.frontierRoom !== undefined)
+    return spillBeyondRoom(tx, input.crawlId, input.url, input.frontierRoom, owned.rows, finalUrl);
+  return { discovered: owned.rows.map(({ url, origin, depth }) => ({ url, origin, depth })), spilled: 0 };
 }

@@ -7,6 +7,7 @@ import { createCrawlRecords } from './crawl-records';
 import { createEmbedActivities } from './embed-chunks';
 import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
+import { createFrontierSpill } from './frontier-spill';
 import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
 import { createRecrawlFrontier } from './recrawl-frontier';
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
     ...createRecrawlFrontier(deps),
+    ...createFrontierSpill(deps),
     ...createSummarizeActivities(deps),
     ...createLlmActivities({ db: deps.db, llm: deps.llm ?? llmConfigFromEnv() }),
   };

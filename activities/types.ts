@@ -33,6 +33,12 @@ export interface FetchAndStoreInput {
   spec: FetchSpec;
   /** Judge whether the HTML needs a browser (render 'auto'); the verdict comes back in the result. */
   assessRender?: boolean;
+  /**
+   * Room left in the origin workflow's frontier: at most this many same-origin discoveries come
+   * back in `discovered`; the rest wait in Postgres (`crawl_urls.spilled`) for `nextSpilledUrls`.
+   * Absent: every discovery comes back (runs recorded before the spill).
+   */
+  frontierRoom?: number;
 }
 
 /** A rendering of a claimed URL in headless Chromium (task queue gleaner-render). */
@@ -77,6 +83,8 @@ export interface FetchAndStoreResult {
   linksStored: number;
   /** URLs this page was first to discover in this crawl, in scope and within max depth. */
   discovered: DiscoveredUrl[];
+  /** Same-origin discoveries beyond `frontierRoom`, left waiting in Postgres (absent when none). */
+  spilled?: number;
   /** Set when the page could not be stored, in words a user understands. */
   error?: string;
   /** Raw Retry-After of a 429/503 answer, for the workflow's backoff timer. */
@@ -212,6 +220,31 @@ export interface NextClaimedUrlsResult {
   done: boolean;
 }
 
+export interface NextSpilledUrlsInput {
+  crawlId: string;
+  origin: string;
+  /** Names this page of the spill (1, 2, …, carried by the workflow): a retry returns the same rows. */
+  take: number;
+  /** At most 500. */
+  limit: number;
+}
+
+export interface NextSpilledUrlsResult {
+  items: Array<{ url: string; depth: number }>;
+}
+
+export interface SpillUrlsInput {
+  crawlId: string;
+  origin: string;
+  /** Claimed URLs of the origin the frontier has no room for (at most 500). */
+  urls: string[];
+}
+
+export interface SpillUrlsResult {
+  /** URLs that are not the origin's claims in this crawl, so could not wait in Postgres (normally none). */
+  missing: string[];
+}
+
 export interface ClaimKnownPagesInput {
   crawlId: string;
   /** `scheme://host[:port]`: only this origin's stored pages are claimed. */
@@ -261,6 +294,10 @@ export interface ActivityApi {
   /** LLM tag pass (queue gleaner-llm). */
   llmTagPage(input: LlmPassInput): Promise<LlmPassResult>;
   ingestSitemaps(input: IngestSitemapsInput): Promise<IngestSitemapsResult>;
+  /** Takes the next page of an origin's spilled frontier back from Postgres. */
+  nextSpilledUrls(input: NextSpilledUrlsInput): Promise<NextSpilledUrlsResult>;
+  /** Parks frontier URLs beyond the bound (arrived by signal) in Postgres. */
+  spillUrls(input: SpillUrlsInput): Promise<SpillUrlsResult>;
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
   claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult>;
   nextKnownUrls(input: NextKnownUrlsInput): Promise<NextKnownUrlsResult>;

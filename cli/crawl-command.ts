@@ -23,6 +23,7 @@ export interface CrawlCommandOptions {
   delayMs?: number;
   maxRps?: number;
   perOriginConcurrency?: number;
+  frontierMaxUrls?: number;
   userAgent?: string;
   allowHost?: string[];
   maxBodyBytes?: number;
@@ -60,6 +61,7 @@ export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSp
     ...(options.perOriginConcurrency !== undefined
       ? { perOriginConcurrency: options.perOriginConcurrency }
       : {}),
+    ...(options.frontierMaxUrls !== undefined ? { frontierMaxUrls: options.frontierMaxUrls } : {}),
     ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
     ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
     ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),

@@ -66,6 +66,11 @@ program
     integerOption('--per-origin-concurrency', 1),
   )
   .option(
+    '--frontier-max-urls <n>',
+    'most URLs one origin keeps in its workflow; the rest wait in Postgres (default 2000, 10 to 50000)',
+    integerOption('--frontier-max-urls', 10),
+  )
+  .option(
     '--max-rps <n>',
     'ceiling on page requests per second across all origins (default none)',
     numberOption('--max-rps', 0),

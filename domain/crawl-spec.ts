@@ -114,6 +114,12 @@ function buildCrawlSpecSchema() {
        * (advanced; about 11 events per page per origin). @default 4000
        */
       continueAsNewAfterEvents: z.number().int().min(200).max(40_000).default(4000),
+      /**
+       * Most URLs one origin workflow keeps in its frontier, and so in its history and its
+       * continue-as-new input. Link-discovered URLs beyond it wait in Postgres and are paged back
+       * in as the frontier drains (advanced; docs/scaling.md). @default 2000
+       */
+      frontierMaxUrls: z.number().int().min(10).max(50_000).default(2000),
     })
     .strict();
 }

@@ -86,6 +86,17 @@ export function pop(frontier: Frontier): FrontierItem | undefined {
   return { url: top.url, depth: top.depth };
 }
 
+/**
+ * Keeps the `keep` best entries and returns the rest, best first. A list sorted best first is a
+ * valid heap, so the kept part needs no rebuilding.
+ */
+export function trimTo(frontier: Frontier, keep: number): FrontierItem[] {
+  if (frontier.heap.length <= keep) return [];
+  const sorted = [...frontier.heap].sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  frontier.heap = sorted.slice(0, Math.max(0, keep));
+  return sorted.slice(Math.max(0, keep)).map(({ url, depth }) => ({ url, depth }));
+}
+
 /** Empties the frontier; returns how many items were dropped. */
 export function clear(frontier: Frontier): number {
   const dropped = frontier.heap.length;

@@ -202,9 +202,14 @@ async function main(): Promise<void> {
     const previous: HistoryManifestEntry[] = existsSync(manifestFile)
       ? JSON.parse(readFileSync(manifestFile, 'utf8'))
       : [];
-    // origin-render.json is recorded by scripts/record-render-history.ts.
+    // origin-render.json and origin-spill.json are recorded by scripts/record-{render,spill}-history.ts.
     manifest.push(
-      ...previous.filter((entry) => /\.v\d+\.json$/.test(entry.file) || entry.file === 'origin-render.json'),
+      ...previous.filter(
+        (entry) =>
+          /\.v\d+\.json$/.test(entry.file) ||
+          entry.file === 'origin-render.json' ||
+          entry.file === 'origin-spill.json',
+      ),
     );
     writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
     console.info(`wrote manifest.json (${manifest.length} histories) to ${OUT_DIR}`);

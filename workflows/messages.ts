@@ -47,6 +47,8 @@ export interface OriginStats {
   lastError?: string;
   /** Pages whose stored body is a headless browser's rendered DOM. */
   rendered?: number;
+  /** A page's same-origin links left waiting in Postgres because the origin's frontier was full (frontier spill). */
+  spilled?: number;
 }
 
 export function emptyOriginStats(): OriginStats {

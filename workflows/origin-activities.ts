@@ -36,7 +36,7 @@ export const { ingestSitemaps } = proxyActivities<ActivityApi>({
   },
 });
 
-export const { nextClaimedUrls, nextKnownUrls } = proxyActivities<ActivityApi>({
+export const { nextClaimedUrls, nextKnownUrls, nextSpilledUrls, spillUrls } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.fetch,
   startToCloseTimeout: '30 seconds',
   retry: {

@@ -44,6 +44,16 @@ import {
 import type { RenderLearning } from '../domain/render-decision';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
+  dropSpilled,
+  emptySpill,
+  noteSpilled,
+  roomFor,
+  type SpillState,
+  spillOverflow,
+  takeSpilled,
+  topUpBounds,
+} from './frontier-spill';
+import {
   controlSignal,
   discoveredSignal,
   emptyOriginStats,
@@ -117,6 +127,8 @@ export interface OriginState extends OriginHealth {
   cancelled?: boolean;
   /** Which tier each kind of page of this origin needs (render 'auto'). */
   renderLearning?: RenderLearning;
+  /** The frontier is bounded and what did not fit waits in Postgres (absent in older runs). */
+  spill?: SpillState;
 }
 
 interface PageOutcome {
@@ -181,6 +193,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     };
   }
 
+  // Runs recorded before the spill keep every discovery in the frontier (replay-safe).
+  if (patched('frontier-spill-v1')) state.spill ??= emptySpill();
+  /** Room promised to fetches in flight, so concurrent fetches cannot overfill the frontier together. */
+  let reservedRoom = 0;
+  const topUp = () => (state.spill ? topUpBounds(spec.frontierMaxUrls, size(frontier)) : undefined);
+
   setHandler(enqueueSignal, (batch) => {
     state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
     if (state.deniedReason) {
@@ -202,7 +220,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.quota += grant.granted;
     if (grant.exhausted) {
       state.budgetExhausted = true;
-      state.stats.droppedByBudget += clear(frontier);
+      state.stats.droppedByBudget += clear(frontier) + dropSpilled(state.spill);
     }
   });
   setHandler(controlSignal, (command) => {
@@ -212,7 +230,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.cancelled = true;
       state.paused = false;
       state.deniedReason = `cancelled${command.reason ? `: ${command.reason}` : ' by an operator'}`;
-      state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + clear(frontier);
+      state.stats.droppedByStop =
+        (state.stats.droppedByStop ?? 0) + clear(frontier) + dropSpilled(state.spill);
     }
   });
   setHandler(finishSignal, () => {
@@ -228,7 +247,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       origin,
       workflowId: workflowInfo().workflowId,
       phase,
-      queued: size(frontier),
+      queued: size(frontier) + (state.spill?.waiting ?? 0),
       stats: state.stats,
       ratePerSecond: spanMs > 0 ? ((fetched - 1) * 1000) / spanMs : 0,
     };
@@ -280,8 +299,16 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     const now = Date.now();
     state.stats.firstFetchAtMs ??= now;
     let result: Awaited<ReturnType<typeof fetchWithTier>>;
+    const room = state.spill ? roomFor(spec.frontierMaxUrls, size(frontier), reservedRoom) : undefined;
+    reservedRoom += room ?? 0;
     try {
-      const input = { crawlId: spec.crawlId, url: item.url, depth: item.depth, spec: fetchSpec() };
+      const input = {
+        crawlId: spec.crawlId,
+        url: item.url,
+        depth: item.depth,
+        spec: fetchSpec(),
+        ...(room === undefined ? {} : { frontierRoom: room }),
+      };
       result = renderTier ? await fetchWithTier(input, renderTier) : await fetchAndStore(input);
     } catch (error) {
       // Retries are spent: the page is lost for this crawl, the origin goes on.
@@ -290,6 +317,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
       state.stats.lastFetchAtMs = Date.now();
       return;
+    } finally {
+      reservedRoom -= room ?? 0;
     }
     if (result.outcome === 'robots-blocked') {
       // The page budget is untouched. No request was sent, unless the URL answered with a redirect
@@ -323,6 +352,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       } else {
         pushTo(state.pendingRelay, found.origin, { url: found.url, depth: found.depth });
       }
+    }
+    if (state.spill && result.spilled) {
+      noteSpilled(state.spill, result.spilled);
+      state.stats.spilled = (state.stats.spilled ?? 0) + result.spilled;
     }
     countVisit(state.stats, result);
     if (result.noindex) state.stats.noindex = (state.stats.noindex ?? 0) + 1;
@@ -437,12 +470,15 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.stats.lastFetchAtMs = Date.now();
   }
 
-  async function topUpFromSitemaps(sitemaps: { cursor?: string; done: boolean }): Promise<void> {
+  async function topUpFromSitemaps(
+    sitemaps: { cursor?: string; done: boolean },
+    limit: number,
+  ): Promise<void> {
     const page = await nextClaimedUrls({
       crawlId: spec.crawlId,
       origin,
       ...(sitemaps.cursor ? { afterUrl: sitemaps.cursor } : {}),
-      limit: SITEMAP_PAGE,
+      limit,
       source: 'sitemap',
     });
     for (const item of page.items) enqueue(item, { fromSitemap: true });
@@ -472,7 +508,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (dropped === 'unreachable') state.deniedAs = dropped;
     state.stats.errors++;
     state.stats.lastError = `${origin}: ${reason}`;
-    state.stats[dropped] = (state.stats[dropped] ?? 0) + clear(frontier);
+    state.stats[dropped] = (state.stats[dropped] ?? 0) + clear(frontier) + dropSpilled(state.spill);
   }
 
   /**
@@ -512,12 +548,26 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   while (!finishRequested) {
     if (relayPending() >= RELAY_BATCH) await flushRelay();
     if (state.known && !state.budgetExhausted && !state.deniedReason) {
-      await topUpKnown(spec, origin, state.known, size(frontier), (item, priority) =>
-        push(frontier, item, priority),
+      await topUpKnown(
+        spec,
+        origin,
+        state.known,
+        size(frontier),
+        (item, priority) => push(frontier, item, priority),
+        topUp(),
       );
     }
     if (state.sitemaps && !state.sitemaps.done && !state.budgetExhausted && !state.deniedReason) {
-      if (size(frontier) < SITEMAP_LOW_WATER) await topUpFromSitemaps(state.sitemaps);
+      const bounds = topUp();
+      if (size(frontier) < (bounds?.lowWater ?? SITEMAP_LOW_WATER)) {
+        await topUpFromSitemaps(state.sitemaps, bounds?.page ?? SITEMAP_PAGE);
+      }
+    }
+    if (state.spill && size(frontier) > spec.frontierMaxUrls) {
+      await spillOverflow(spec, origin, state.spill, frontier, (item) => enqueue(item));
+    }
+    if (state.spill && !state.budgetExhausted && !state.deniedReason) {
+      await takeSpilled(spec, origin, state.spill, size(frontier), (item) => enqueue(item));
     }
 
     if (size(frontier) === 0) {
@@ -592,6 +642,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       // Handlers only mutate state synchronously, so nothing is lost between here and the new run.
       await condition(() => !quotaPending || finishRequested);
       if (!finishRequested) {
+        // The next run starts with the bounded frontier only; a batch that arrives meanwhile is parked too.
+        while (state.spill && size(frontier) > spec.frontierMaxUrls) {
+          if ((await spillOverflow(spec, origin, state.spill, frontier, (item) => enqueue(item))) === 0)
+            break;
+        }
         await continueAsNew<typeof originWorkflow>({ spec, origin, initial: [], state });
       }
     }

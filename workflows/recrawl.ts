@@ -41,13 +41,15 @@ export async function topUpKnown(
   known: KnownPagesCursor,
   frontierSize: number,
   push: (item: FrontierItem, priority: number) => void,
+  /** A bounded frontier (frontier spill) takes smaller pages; absent: the pages runs always took. */
+  bound?: { lowWater: number; page: number },
 ): Promise<void> {
-  if (known.done || frontierSize >= KNOWN_LOW_WATER) return;
+  if (known.done || frontierSize >= (bound?.lowWater ?? KNOWN_LOW_WATER)) return;
   const page = await nextKnownUrls({
     crawlId: spec.crawlId,
     origin,
     ...(known.cursor ? { afterUrl: known.cursor } : {}),
-    limit: KNOWN_PAGE,
+    limit: bound?.page ?? KNOWN_PAGE,
     onlyDue: spec.onlyDue,
   });
   for (const item of page.items) {

@@ -8,6 +8,7 @@ import {
   scoreUrl,
   size,
   toFrontier,
+  trimTo,
 } from '../../domain/frontier';
 
 const drain = (frontier: ReturnType<typeof emptyFrontier>) => {
@@ -70,5 +71,22 @@ describe('the frontier heap', () => {
     expect(pop(frontier)?.url).toBe('a');
     expect(clear(frontier)).toBe(1);
     expect(pop(frontier)).toBeUndefined();
+  });
+
+  it('trims to the best entries, returns the rest best first, and keeps a valid heap', () => {
+    const frontier = emptyFrontier();
+    const all = Array.from({ length: 40 }, (_, i) => ({ url: `u${i}`, priority: (i * 7) % 5 }));
+    for (const { url, priority } of all) push(frontier, { url, depth: 1 }, priority);
+    const expected = [...all]
+      .map((item, seq) => ({ ...item, seq }))
+      .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
+      .map((item) => item.url);
+    const spilled = trimTo(frontier, 15);
+    expect(spilled.map((item) => item.url)).toEqual(expected.slice(15));
+    expect(size(frontier)).toBe(15);
+    // Still a heap after trimming: a new entry takes its place among the kept ones.
+    push(frontier, { url: 'late', depth: 1 }, 10);
+    expect(drain(frontier)).toEqual(['late', ...expected.slice(0, 15)]);
+    expect(trimTo(frontier, 5)).toEqual([]);
   });
 });
