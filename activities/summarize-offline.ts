@@ -107,9 +107,7 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
       const made = await summarizeText(embedder, pageVector, page.markdown, siteNamesOf(page)).finally(() =>
         clearInterval(beat),
       );
-      const summary =
-        made.summary ??
-        (typeof page.metadata?.description === 'string' ? page.metadata.description.trim() || null : null);
+      const summary = summaryOrDescription(made.summary, page.metadata);
       // Written only if the page still has the extraction it was read with (a re-extract wins).
       await deps.db.query(
         `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, summary, tags, error, created_at)
@@ -123,6 +121,15 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
       return { summarized: true, tags: made.tags.length };
     },
   };
+}
+
+/** A page with no prose sentence to pick (an API stub, a gallery) is summarised by its own meta description. */
+export function summaryOrDescription(
+  extractive: string | null,
+  metadata: Record<string, unknown> | null,
+): string | null {
+  if (extractive) return extractive;
+  return typeof metadata?.description === 'string' ? metadata.description.trim() || null : null;
 }
 
 export interface OfflineSummary {

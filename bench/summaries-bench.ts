@@ -12,7 +12,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { embeddingText } from '../activities/embed-chunks';
 import { analysePage } from '../activities/page-analysis';
-import { siteNamesOf, summarizeText } from '../activities/summarize-offline';
+import { siteNamesOf, summarizeText, summaryOrDescription } from '../activities/summarize-offline';
 import { headingTitle } from '../domain/chunking';
 import { centroid } from '../domain/key-phrases';
 import { isValidTagSet } from '../domain/tags';
@@ -40,6 +40,7 @@ const files = htmlFiles(root)
   .slice(0, limitAt === -1 ? undefined : Number(args[limitAt + 1]));
 let valid = 0;
 let withSummary = 0;
+let withExtractiveSummary = 0;
 let pages = 0;
 const tagCounts: number[] = [];
 const samples: Array<{ url: string; title: string | undefined; summary: string | null; tags: string[] }> = [];
@@ -71,9 +72,12 @@ for (const file of files) {
   });
   const made = await summarizeText(embedder, centroid(vectors), analysis.extracted.markdown, siteNames);
   if (isValidTagSet(made.tags, siteNames)) valid += 1;
-  if (made.summary) withSummary += 1;
+  // As summarizePage stores it: the extractive pick, else the page's meta description.
+  const summary = summaryOrDescription(made.summary, { ...analysis.extracted.metadata });
+  if (made.summary) withExtractiveSummary += 1;
+  if (summary) withSummary += 1;
   tagCounts.push(made.tags.length);
-  samples.push({ url, title, summary: made.summary, tags: made.tags });
+  samples.push({ url, title, summary, tags: made.tags });
 }
 const seconds = (performance.now() - started) / 1000;
 const step = Math.max(1, Math.floor(samples.length / sampleSize));
@@ -82,6 +86,7 @@ const result = {
   pages,
   pagesWithValidTags: valid,
   pagesWithSummary: withSummary,
+  pagesWithExtractiveSummary: withExtractiveSummary,
   meanTags: tagCounts.reduce((a, b) => a + b, 0) / Math.max(1, tagCounts.length),
   seconds: Math.round(seconds),
   loadavg: os.loadavg().map((n) => n.toFixed(2)),

@@ -4,7 +4,7 @@
  * sets it for the interactive commands so their terminal shows progress and results only.
  * Components take child loggers.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 
@@ -13,7 +13,9 @@ export const LOG_FILE = process.env.GLEANER_LOG_FILE || undefined;
 function destination(): pino.DestinationStream {
   if (LOG_FILE) {
     mkdirSync(path.dirname(LOG_FILE), { recursive: true });
-    return pino.destination({ dest: LOG_FILE, append: true, sync: false });
+    // Opened here, not by pino: a destination still opening its file throws "sonic boom is not ready
+    // yet" from pino's exit hook when a usage error exits at once.
+    return pino.destination({ fd: openSync(LOG_FILE, 'a'), sync: false });
   }
   return pino.destination({ fd: 2, sync: false });
 }

@@ -3,6 +3,9 @@
  * durable state stays usable: an unreachable seed, a non-HTML seed, a malformed URL, an unknown
  * flag, a bad number, a database that is down.
  */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/free-port';
 import { addGeneratedPages } from '../helpers/generated-site';
@@ -51,6 +54,19 @@ describe('bad input on the command line', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/unknown option '--bogus'/);
     expect(result.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('a bad flag value with the default log file: one line, no crash from the logger on exit', async () => {
+    // No GLEANER_LOG_LEVEL: logs go to a file under GLEANER_HOME, as for a user at a terminal.
+    const home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-bad-flag-'));
+    const result = await runGleaner(['crawl', site.url, '--per-origin-concurrency', '0'], {
+      ...env,
+      GLEANER_HOME: home,
+      GLEANER_LOG_LEVEL: undefined,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--per-origin-concurrency must be at least 1, got 0/);
+    expect(result.stderr).not.toMatch(/sonic boom|^\s+at /m);
   });
 
   it('a number that is not one', async () => {
