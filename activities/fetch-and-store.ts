@@ -13,6 +13,7 @@ import type { Database, Queryable } from '../db/database';
 import { extractLinks, type LinkExtraction } from '../domain/links';
 import { hasNonPageExtension } from '../domain/page-filter';
 import { assessHtml, type FetchTier } from '../domain/render-decision';
+import { pacingWaitMs, type RequestPacing } from '../domain/request-pacing';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import { isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
@@ -20,6 +21,7 @@ import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
+import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
 import { createScopeCache } from './scope-cache';
@@ -39,6 +41,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
 
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
     const context = Context.current();
+    const startedAtMs = processClockMs();
     // No heartbeat up front: the heartbeat timeout runs from the activity's start anyway, and most
     // fetches end well inside one interval, so each skipped beat is one server write less per page.
     const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
@@ -52,6 +55,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       // A known page is asked conditionally: an unchanged one answers 304 and costs nothing more.
       const known = await loadKnownPage(db, input.url);
+      if (input.pacing) await waitForGap(context, input.pacing, startedAtMs);
       const fetched = await fetchPage(input.url, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -63,6 +67,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         signal: context.cancellationSignal,
         ...conditionalHeaders(known),
       });
+      const responseEnded = { clockId: PROCESS_CLOCK_ID, atMs: processClockMs() };
       observeFetch(fetched.timings.totalMs, fetched.kind);
       await recordFetch(db, input, fetched);
       const result =
@@ -76,11 +81,29 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
       const responseEndedMs = fetched.timings.startedAtMs + fetched.timings.totalMs;
-      return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs) };
+      return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs), responseEnded };
     } finally {
       clearInterval(beat);
     }
   };
+}
+
+/**
+ * Waits out the part of the politeness gap the workflow left to this activity, as late as possible
+ * before the request. Re-checked after each sleep: a timer may fire a little before its time.
+ */
+async function waitForGap(context: Context, pacing: RequestPacing, startedAtMs: number): Promise<void> {
+  const firstAttempt = context.info.attempt === 1;
+  for (;;) {
+    const waitMs = pacingWaitMs(pacing, {
+      clockId: PROCESS_CLOCK_ID,
+      startedAtMs,
+      nowMs: processClockMs(),
+      firstAttempt,
+    });
+    if (waitMs <= 0) return;
+    await context.sleep(Math.ceil(waitMs));
+  }
 }
 
 export async function robotsBlocked(

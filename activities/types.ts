@@ -3,6 +3,7 @@
  * Workflows import this file as types only.
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
+import type { RequestPacing, ResponseEnd } from '../domain/request-pacing';
 import type { PageChange } from '../domain/revisit';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
@@ -33,6 +34,8 @@ export interface FetchAndStoreInput {
   spec: FetchSpec;
   /** Judge whether the HTML needs a browser (render 'auto'); the verdict comes back in the result. */
   assessRender?: boolean;
+  /** The last part of the politeness gap, waited just before the request (domain/request-pacing). */
+  pacing?: RequestPacing;
 }
 
 /** A rendering of a claimed URL in headless Chromium (task queue gleaner-render). */
@@ -85,6 +88,8 @@ export interface FetchAndStoreResult {
   noindex?: boolean;
   /** Time from the end of the response to the end of this activity (storage), in ms. */
   msSinceResponse?: number;
+  /** When the response ended, on this worker process's monotonic clock (for the next request's pacing). */
+  responseEnded?: ResponseEnd;
   /** With `assessRender`: whether the HTML looks client-rendered, and why. */
   renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };
   /** What this visit found for the stored page (absent for answers that concern no stored page). */

@@ -42,6 +42,7 @@ import {
   settled,
 } from '../domain/origin-health';
 import type { RenderLearning } from '../domain/render-decision';
+import { handoffMs, type RequestPacing, type ResponseEnd, skewedJitterMs } from '../domain/request-pacing';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
   controlSignal,
@@ -117,6 +118,11 @@ export interface OriginState extends OriginHealth {
   cancelled?: boolean;
   /** Which tier each kind of page of this origin needs (render 'auto'). */
   renderLearning?: RenderLearning;
+  /**
+   * The end of the origin's last response, as the fetch activity that received it reported it;
+   * unset when the last request to the origin was anything else (robots.txt, a sitemap, a render).
+   */
+  lastResponse?: ResponseEnd;
 }
 
 interface PageOutcome {
@@ -163,6 +169,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   let finishRequested = false;
   let quotaPending = false;
   let lastReportedIdle = false;
+  // Runs recorded before this wait the whole gap on the durable timer and draw a uniform jitter.
+  const pacedInActivity = patched('pacing-in-activity-v1');
   // Runs recorded before the rendering tier fetch every page plainly (replay-safe).
   let renderTier: RenderTier | undefined;
   if (patched('render-tier-v1')) {
@@ -172,6 +180,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       learning: state.renderLearning,
       requestEnded(msSinceResponse = 0) {
         state.stats.lastFetchAtMs = Date.now() - Math.min(msSinceResponse, 60_000);
+        state.lastResponse = undefined;
       },
       async waitGap() {
         const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
@@ -274,14 +283,20 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
-  async function fetchNext(item: FrontierItem): Promise<void> {
+  async function fetchNext(item: FrontierItem, pacing?: RequestPacing): Promise<void> {
     phase = 'fetching';
     showDetails();
     const now = Date.now();
     state.stats.firstFetchAtMs ??= now;
     let result: Awaited<ReturnType<typeof fetchWithTier>>;
     try {
-      const input = { crawlId: spec.crawlId, url: item.url, depth: item.depth, spec: fetchSpec() };
+      const input = {
+        crawlId: spec.crawlId,
+        url: item.url,
+        depth: item.depth,
+        spec: fetchSpec(),
+        ...(pacing ? { pacing } : {}),
+      };
       result = renderTier ? await fetchWithTier(input, renderTier) : await fetchAndStore(input);
     } catch (error) {
       // Retries are spent: the page is lost for this crawl, the origin goes on.
@@ -289,6 +304,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.errors++;
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
       state.stats.lastFetchAtMs = Date.now();
+      state.lastResponse = undefined;
       return;
     }
     if (result.outcome === 'robots-blocked') {
@@ -300,6 +316,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // The gap runs from the response's end: workflow time minus the activity's own storage time
     // is never earlier than that end, and skips waiting out work that sent nothing to the origin.
     state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse ?? 0, 60_000);
+    state.lastResponse = result.responseEnded;
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
@@ -394,6 +411,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.robotsChecked = true;
     // robots.txt was (or may have been) a request to the origin: the gap runs from here too.
     state.stats.lastFetchAtMs = Date.now();
+    state.lastResponse = undefined;
     if (robots.source === 'unreachable-disallow-all') {
       // An origin that cannot be reached has not disallowed anything: its URLs count as unreachable.
       deny(
@@ -432,6 +450,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastError = `${origin} sitemap: ${(error as Error).message}`;
     }
     state.stats.lastFetchAtMs = Date.now();
+    state.lastResponse = undefined;
   }
 
   async function topUpFromSitemaps(sitemaps: { cursor?: string; done: boolean }): Promise<void> {
@@ -559,13 +578,24 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
     const baseGapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
     // Workflow Math.random is seeded by Temporal, so the jitter replays identically.
-    const gapMs = baseGapMs + Math.floor(Math.random() * baseGapMs * spec.jitterRatio);
+    const gapMs =
+      baseGapMs +
+      (pacedInActivity
+        ? skewedJitterMs(baseGapMs, spec.jitterRatio, Math.random())
+        : Math.floor(Math.random() * baseGapMs * spec.jitterRatio));
     // With fetches in flight the gap runs from the later of the last start and the last response.
     const lastRequestAtMs = Math.max(
       state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
       lastStartAtMs ?? Number.NEGATIVE_INFINITY,
     );
-    const waitMs = Math.max(gapMs - (Date.now() - lastRequestAtMs), (state.pausedUntilMs ?? 0) - Date.now());
+    // One request at a time: the fetch activity waits the gap's last stretch itself, exactly, so
+    // the overhead of the timer's and the fetch's scheduling is not added to every lap.
+    const sequential = concurrency() === 1 && inFlight.size === 0;
+    const leftToActivityMs = pacedInActivity && sequential ? handoffMs(gapMs) : 0;
+    const waitMs = Math.max(
+      gapMs - leftToActivityMs - (Date.now() - lastRequestAtMs),
+      (state.pausedUntilMs ?? 0) - Date.now(),
+    );
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
@@ -578,7 +608,14 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startFetch(item);
       await condition(() => inFlight.size < concurrency() || finishRequested);
     } else {
-      await fetchNext(item);
+      // What the timer left of the gap, measured again now that the timer has fired.
+      const owedMs = Math.min(leftToActivityMs, gapMs - (Date.now() - lastRequestAtMs));
+      await fetchNext(
+        item,
+        owedMs > 0
+          ? { gapMs, handoffMs: owedMs, ...(state.lastResponse ? { previous: state.lastResponse } : {}) }
+          : undefined,
+      );
     }
 
     const info = workflowInfo();
