@@ -47,6 +47,8 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
     const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
       const origin = originOf(input.url);
+      // Before the robots check: once its cache expires, the check itself asks the origin for robots.txt.
+      if (input.pacing) await waitForGap(context, input.pacing, startedAtMs);
       const verdict = await robots.check(input.url, origin, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -55,7 +57,6 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       // A known page is asked conditionally: an unchanged one answers 304 and costs nothing more.
       const known = await loadKnownPage(db, input.url);
-      if (input.pacing) await waitForGap(context, input.pacing, startedAtMs);
       const fetched = await fetchPage(input.url, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
