@@ -48,7 +48,7 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
     try {
       const origin = originOf(input.url);
       // Before the robots check: once its cache expires, the check itself asks the origin for robots.txt.
-      if (input.pacing) await waitForGap(context, input.pacing, startedAtMs);
+      const pacedMs = input.pacing ? await waitForGap(context, input.pacing, startedAtMs) : undefined;
       const verdict = await robots.check(input.url, origin, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -82,7 +82,12 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
       const responseEndedMs = fetched.timings.startedAtMs + fetched.timings.totalMs;
-      return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs), responseEnded };
+      return {
+        ...result,
+        msSinceResponse: Math.max(0, Date.now() - responseEndedMs),
+        responseEnded,
+        ...(pacedMs === undefined ? {} : { pacedMs: Math.round(pacedMs) }),
+      };
     } finally {
       clearInterval(beat);
     }
@@ -92,9 +97,11 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
 /**
  * Waits out the part of the politeness gap the workflow left to this activity, as late as possible
  * before the request. Re-checked after each sleep: a timer may fire a little before its time.
+ * Returns how long it waited.
  */
-async function waitForGap(context: Context, pacing: RequestPacing, startedAtMs: number): Promise<void> {
+async function waitForGap(context: Context, pacing: RequestPacing, startedAtMs: number): Promise<number> {
   const firstAttempt = context.info.attempt === 1;
+  const waitStartMs = processClockMs();
   for (;;) {
     const waitMs = pacingWaitMs(pacing, {
       clockId: PROCESS_CLOCK_ID,
@@ -102,7 +109,7 @@ async function waitForGap(context: Context, pacing: RequestPacing, startedAtMs: 
       nowMs: processClockMs(),
       firstAttempt,
     });
-    if (waitMs <= 0) return;
+    if (waitMs <= 0) return processClockMs() - waitStartMs;
     await context.sleep(Math.ceil(waitMs));
   }
 }

@@ -90,6 +90,8 @@ export interface FetchAndStoreResult {
   msSinceResponse?: number;
   /** When the response ended, on this worker process's monotonic clock (for the next request's pacing). */
   responseEnded?: ResponseEnd;
+  /** How long the activity waited for the politeness gap before its request (with `pacing`), in ms. */
+  pacedMs?: number;
   /** With `assessRender`: whether the HTML looks client-rendered, and why. */
   renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };
   /** What this visit found for the stored page (absent for answers that concern no stored page). */

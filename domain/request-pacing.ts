@@ -38,6 +38,23 @@ export interface RequestPacing {
  * machine, small enough that a crash mid-wait costs little (the retry waits again anyway).
  */
 export const MAX_HANDOFF_MS = 250;
+/** Where the hand-off starts on an origin, before any lap has been measured. */
+export const INITIAL_HANDOFF_MS = 100;
+const MIN_HANDOFF_MS = 10;
+/** What the activity should be left to wait: the margin against the next lap's overhead being larger. */
+const TARGET_WAIT_MS = 25;
+
+/**
+ * The next lap's hand-off from this lap's: the activity waited `waitedMs` of it, so the workflow's
+ * side (timer lateness, two workflow tasks, the queue) took the rest. Aim for the activity waiting
+ * TARGET_WAIT_MS: a waiting activity holds one of its worker's fetch slots, so with many origins a
+ * fixed large hand-off would make the slots the limit. Nothing waited means the overhead outgrew
+ * the hand-off: double it. Any hand-off keeps the gap: the timer always covered the rest.
+ */
+export function nextHandoffMs(currentMs: number, waitedMs: number): number {
+  const next = waitedMs <= 0 ? currentMs * 2 : currentMs - waitedMs + TARGET_WAIT_MS;
+  return Math.round(Math.max(MIN_HANDOFF_MS, Math.min(MAX_HANDOFF_MS, next)));
+}
 
 /**
  * Slack added to every in-activity wait: the origin may log with a wall clock truncated to whole
@@ -47,9 +64,9 @@ export function pacingSlackMs(gapMs: number): number {
   return 1 + Math.ceil(gapMs / 1000);
 }
 
-/** How much of `gapMs` the workflow leaves to the activity. */
-export function handoffMs(gapMs: number): number {
-  return Math.max(0, Math.min(gapMs, MAX_HANDOFF_MS));
+/** How much of `gapMs` the workflow leaves to the activity, given the origin's learnt hand-off. */
+export function handoffMs(gapMs: number, learntMs = INITIAL_HANDOFF_MS): number {
+  return Math.max(0, Math.min(gapMs, learntMs, MAX_HANDOFF_MS));
 }
 
 /**

@@ -42,7 +42,13 @@ import {
   settled,
 } from '../domain/origin-health';
 import type { RenderLearning } from '../domain/render-decision';
-import { handoffMs, type RequestPacing, type ResponseEnd, skewedJitterMs } from '../domain/request-pacing';
+import {
+  handoffMs,
+  nextHandoffMs,
+  type RequestPacing,
+  type ResponseEnd,
+  skewedJitterMs,
+} from '../domain/request-pacing';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
   controlSignal,
@@ -123,6 +129,8 @@ export interface OriginState extends OriginHealth {
    * unset when the last request to the origin was anything else (robots.txt, a sitemap, a render).
    */
   lastResponse?: ResponseEnd;
+  /** The part of the gap left to the fetch activity, learnt from how long the last one waited. */
+  handoffMs?: number;
 }
 
 interface PageOutcome {
@@ -283,7 +291,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
-  async function fetchNext(item: FrontierItem, pacing?: RequestPacing): Promise<void> {
+  /** `timedHandoffMs`: the hand-off of a lap whose timer ran, to learn the next one from. */
+  async function fetchNext(
+    item: FrontierItem,
+    pacing?: RequestPacing,
+    timedHandoffMs?: number,
+  ): Promise<void> {
     phase = 'fetching';
     showDetails();
     const now = Date.now();
@@ -317,6 +330,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // is never earlier than that end, and skips waiting out work that sent nothing to the origin.
     state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse ?? 0, 60_000);
     state.lastResponse = result.responseEnded;
+    if (timedHandoffMs !== undefined && result.pacedMs !== undefined) {
+      state.handoffMs = nextHandoffMs(timedHandoffMs, result.pacedMs);
+    }
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
@@ -591,7 +607,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // One request at a time: the fetch activity waits the gap's last stretch itself, exactly, so
     // the overhead of the timer's and the fetch's scheduling is not added to every lap.
     const sequential = concurrency() === 1 && inFlight.size === 0;
-    const leftToActivityMs = pacedInActivity && sequential ? handoffMs(gapMs) : 0;
+    const leftToActivityMs = pacedInActivity && sequential ? handoffMs(gapMs, state.handoffMs) : 0;
     const waitMs = Math.max(
       gapMs - leftToActivityMs - (Date.now() - lastRequestAtMs),
       (state.pausedUntilMs ?? 0) - Date.now(),
@@ -610,11 +626,15 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     } else {
       // What the timer left of the gap, measured again now that the timer has fired.
       const owedMs = Math.min(leftToActivityMs, gapMs - (Date.now() - lastRequestAtMs));
+      // A lap whose timer ran tells how much of the hand-off the scheduling around it used.
+      const timed = waitMs > 0 && leftToActivityMs > 0;
+      if (timed && owedMs <= 0) state.handoffMs = nextHandoffMs(leftToActivityMs, 0);
       await fetchNext(
         item,
         owedMs > 0
           ? { gapMs, handoffMs: owedMs, ...(state.lastResponse ? { previous: state.lastResponse } : {}) }
           : undefined,
+        timed && owedMs > 0 ? leftToActivityMs : undefined,
       );
     }
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   handoffMs,
+  INITIAL_HANDOFF_MS,
   MAX_HANDOFF_MS,
+  nextHandoffMs,
   pacingSlackMs,
   pacingWaitMs,
   skewedJitterMs,
@@ -51,8 +53,8 @@ describe('pacingWaitMs', () => {
 
 describe('handoffMs', () => {
   it('leaves at most MAX_HANDOFF_MS to the activity, never more than the gap', () => {
-    expect(handoffMs(500)).toBe(Math.min(500, MAX_HANDOFF_MS));
-    expect(handoffMs(10_000)).toBe(MAX_HANDOFF_MS);
+    expect(handoffMs(500, 1_000)).toBe(MAX_HANDOFF_MS);
+    expect(handoffMs(10_000)).toBe(INITIAL_HANDOFF_MS);
     expect(handoffMs(40)).toBe(40);
     expect(handoffMs(0)).toBe(0);
   });
@@ -73,5 +75,25 @@ describe('skewedJitterMs', () => {
     expect(mean / 10_000).toBeCloseTo(0.025, 3);
     // A uniform draw over 0–10 % has a standard deviation of 2.89 % of the gap.
     expect(sd / 10_000).toBeGreaterThan(0.027);
+  });
+});
+
+describe('nextHandoffMs', () => {
+  it('leaves the activity about 25 ms to wait after the overhead the last lap measured', () => {
+    // 100 ms handed off, 70 waited: the workflow side took 30 ms; next time hand off 30 + 25.
+    expect(nextHandoffMs(100, 70)).toBe(55);
+    expect(nextHandoffMs(55, 25)).toBe(55);
+  });
+
+  it('doubles when nothing was left to wait, within 10 … MAX_HANDOFF_MS', () => {
+    expect(nextHandoffMs(100, 0)).toBe(200);
+    expect(nextHandoffMs(200, 0)).toBe(MAX_HANDOFF_MS);
+    expect(nextHandoffMs(20, 19)).toBe(26);
+    expect(nextHandoffMs(10, 200)).toBe(10);
+  });
+
+  it('is what handoffMs then hands off, never more than the gap', () => {
+    expect(handoffMs(500, nextHandoffMs(100, 70))).toBe(55);
+    expect(handoffMs(40, 200)).toBe(40);
   });
 });
