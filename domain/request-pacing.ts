@@ -42,7 +42,7 @@ export const MAX_HANDOFF_MS = 250;
 export const INITIAL_HANDOFF_MS = 100;
 const MIN_HANDOFF_MS = 10;
 /** What the activity should be left to wait: the margin against the next lap's overhead being larger. */
-const TARGET_WAIT_MS = 25;
+const TARGET_WAIT_MS = 40;
 
 /**
  * The next lap's hand-off from this lap's: the activity waited `waitedMs` of it, so the workflow's

@@ -79,21 +79,21 @@ describe('skewedJitterMs', () => {
 });
 
 describe('nextHandoffMs', () => {
-  it('leaves the activity about 25 ms to wait after the overhead the last lap measured', () => {
-    // 100 ms handed off, 70 waited: the workflow side took 30 ms; next time hand off 30 + 25.
-    expect(nextHandoffMs(100, 70)).toBe(55);
-    expect(nextHandoffMs(55, 25)).toBe(55);
+  it('leaves the activity about 40 ms to wait after the overhead the last lap measured', () => {
+    // 100 ms handed off, 70 waited: the workflow side took 30 ms; next time hand off 30 + 40.
+    expect(nextHandoffMs(100, 70)).toBe(70);
+    expect(nextHandoffMs(70, 40)).toBe(70);
   });
 
   it('doubles when nothing was left to wait, within 10 … MAX_HANDOFF_MS', () => {
     expect(nextHandoffMs(100, 0)).toBe(200);
     expect(nextHandoffMs(200, 0)).toBe(MAX_HANDOFF_MS);
-    expect(nextHandoffMs(20, 19)).toBe(26);
+    expect(nextHandoffMs(20, 19)).toBe(41);
     expect(nextHandoffMs(10, 200)).toBe(10);
   });
 
   it('is what handoffMs then hands off, never more than the gap', () => {
-    expect(handoffMs(500, nextHandoffMs(100, 70))).toBe(55);
+    expect(handoffMs(500, nextHandoffMs(100, 70))).toBe(70);
     expect(handoffMs(40, 200)).toBe(40);
   });
 });
