@@ -13,6 +13,7 @@ import type { Database, Queryable } from '../db/database';
 import { extractLinks, type LinkExtraction } from '../domain/links';
 import { hasNonPageExtension } from '../domain/page-filter';
 import { assessHtml, type FetchTier } from '../domain/render-decision';
+import { pacingWaitMs, type RequestPacing } from '../domain/request-pacing';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import { isDeniedByDefault, type ScopePredicate } from '../domain/scope';
 import { trapReason } from '../domain/traps';
@@ -21,6 +22,7 @@ import { observeFetch } from '../infra/metrics';
 import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
+import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
 import { createScopeCache } from './scope-cache';
@@ -40,11 +42,14 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
 
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
     const context = Context.current();
+    const startedAtMs = processClockMs();
     // No heartbeat up front: the heartbeat timeout runs from the activity's start anyway, and most
     // fetches end well inside one interval, so each skipped beat is one server write less per page.
     const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {
       const origin = originOf(input.url);
+      // Before the robots check: once its cache expires, the check itself asks the origin for robots.txt.
+      const pacedMs = input.pacing ? await waitForGap(context, input.pacing, startedAtMs) : undefined;
       const verdict = await robots.check(input.url, origin, {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
@@ -77,10 +82,11 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         beforeRedirect,
         ...conditionalHeaders(known),
       });
+      const responseEnded = { clockId: PROCESS_CLOCK_ID, atMs: processClockMs() };
       observeFetch(fetched.timings.totalMs, fetched.kind);
       if (refusedHop) {
         const blocked = await robotsBlocked(db, input, refusedHop.verdict, refusedHop.url);
-        return { ...blocked, msSinceResponse: msSince(fetched.timings) };
+        return { ...blocked, msSinceResponse: msSince(fetched.timings), responseEnded };
       }
       await recordFetch(db, input, fetched);
       const result =
@@ -93,7 +99,12 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
       }
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
-      return { ...result, msSinceResponse: msSince(fetched.timings) };
+      return {
+        ...result,
+        msSinceResponse: msSince(fetched.timings),
+        responseEnded,
+        ...(pacedMs === undefined ? {} : { pacedMs: Math.round(pacedMs) }),
+      };
     } finally {
       clearInterval(beat);
     }
@@ -103,6 +114,26 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
 /** Time since the last response of a fetch ended, on this machine's clock. */
 function msSince(timings: FetchPageResult['timings']): number {
   return Math.max(0, Date.now() - (timings.startedAtMs + timings.totalMs));
+}
+
+/**
+ * Waits out the part of the politeness gap the workflow left to this activity, as late as possible
+ * before the request. Re-checked after each sleep: a timer may fire a little before its time.
+ * Returns how long it waited.
+ */
+async function waitForGap(context: Context, pacing: RequestPacing, startedAtMs: number): Promise<number> {
+  const firstAttempt = context.info.attempt === 1;
+  const waitStartMs = processClockMs();
+  for (;;) {
+    const waitMs = pacingWaitMs(pacing, {
+      clockId: PROCESS_CLOCK_ID,
+      startedAtMs,
+      nowMs: processClockMs(),
+      firstAttempt,
+    });
+    if (waitMs <= 0) return processClockMs() - waitStartMs;
+    await context.sleep(Math.ceil(waitMs));
+  }
 }
 
 export async function robotsBlocked(

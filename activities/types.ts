@@ -3,6 +3,7 @@
  * Workflows import this file as types only.
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
+import type { RequestPacing, ResponseEnd } from '../domain/request-pacing';
 import type { PageChange } from '../domain/revisit';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
@@ -39,6 +40,8 @@ export interface FetchAndStoreInput {
    * Absent: every discovery comes back (runs recorded before the spill).
    */
   frontierRoom?: number;
+  /** The last part of the politeness gap, waited just before the request (domain/request-pacing). */
+  pacing?: RequestPacing;
 }
 
 /** A rendering of a claimed URL in headless Chromium (task queue gleaner-render). */
@@ -93,6 +96,10 @@ export interface FetchAndStoreResult {
   noindex?: boolean;
   /** Time from the end of the response to the end of this activity (storage), in ms; absent when no request was sent. */
   msSinceResponse?: number;
+  /** When the response ended, on this worker process's monotonic clock (for the next request's pacing). */
+  responseEnded?: ResponseEnd;
+  /** How long the activity waited for the politeness gap before its request (with `pacing`), in ms. */
+  pacedMs?: number;
   /** With `assessRender`: whether the HTML looks client-rendered, and why. */
   renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };
   /** What this visit found for the stored page (absent for answers that concern no stored page). */

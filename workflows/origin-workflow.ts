@@ -42,6 +42,13 @@ import {
   settled,
 } from '../domain/origin-health';
 import type { RenderLearning } from '../domain/render-decision';
+import {
+  handoffMs,
+  nextHandoffMs,
+  type RequestPacing,
+  type ResponseEnd,
+  skewedJitterMs,
+} from '../domain/request-pacing';
 import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
   dropSpilled,
@@ -129,6 +136,13 @@ export interface OriginState extends OriginHealth {
   renderLearning?: RenderLearning;
   /** The frontier is bounded and what did not fit waits in Postgres (absent in older runs). */
   spill?: SpillState;
+  /**
+   * The end of the origin's last response, as the fetch activity that received it reported it;
+   * unset when the last request to the origin was anything else (robots.txt, a sitemap, a render).
+   */
+  lastResponse?: ResponseEnd;
+  /** The part of the gap left to the fetch activity, learnt from how long the last one waited. */
+  handoffMs?: number;
 }
 
 interface PageOutcome {
@@ -175,6 +189,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   let finishRequested = false;
   let quotaPending = false;
   let lastReportedIdle = false;
+  // Runs recorded before this wait the whole gap on the durable timer and draw a uniform jitter.
+  const pacedInActivity = patched('pacing-in-activity-v1');
   // Runs recorded before the rendering tier fetch every page plainly (replay-safe).
   let renderTier: RenderTier | undefined;
   if (patched('render-tier-v1')) {
@@ -184,6 +200,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       learning: state.renderLearning,
       requestEnded(msSinceResponse = 0) {
         state.stats.lastFetchAtMs = Date.now() - Math.min(msSinceResponse, 60_000);
+        state.lastResponse = undefined;
       },
       async waitGap() {
         const gapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
@@ -293,7 +310,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
   }
 
-  async function fetchNext(item: FrontierItem): Promise<void> {
+  /** `timedHandoffMs`: the hand-off of a lap whose timer ran, to learn the next one from. */
+  async function fetchNext(
+    item: FrontierItem,
+    pacing?: RequestPacing,
+    timedHandoffMs?: number,
+  ): Promise<void> {
     phase = 'fetching';
     showDetails();
     const now = Date.now();
@@ -308,6 +330,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         depth: item.depth,
         spec: fetchSpec(),
         ...(room === undefined ? {} : { frontierRoom: room }),
+        ...(pacing ? { pacing } : {}),
       };
       result = renderTier ? await fetchWithTier(input, renderTier) : await fetchAndStore(input);
     } catch (error) {
@@ -316,6 +339,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.errors++;
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
       state.stats.lastFetchAtMs = Date.now();
+      state.lastResponse = undefined;
       return;
     } finally {
       reservedRoom -= room ?? 0;
@@ -325,13 +349,19 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       // into a disallowed path: then that response dates the politeness clock like any other.
       state.stats.robotsBlocked++;
       state.quota++;
-      if (result.msSinceResponse !== undefined)
+      if (result.msSinceResponse !== undefined) {
         state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse, 60_000);
+        state.lastResponse = result.responseEnded;
+      }
       return;
     }
     // The gap runs from the response's end: workflow time minus the activity's own storage time
     // is never earlier than that end, and skips waiting out work that sent nothing to the origin.
     state.stats.lastFetchAtMs = Date.now() - Math.min(result.msSinceResponse ?? 0, 60_000);
+    state.lastResponse = result.responseEnded;
+    if (timedHandoffMs !== undefined && result.pacedMs !== undefined) {
+      state.handoffMs = nextHandoffMs(timedHandoffMs, result.pacedMs);
+    }
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
@@ -430,6 +460,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.robotsChecked = true;
     // robots.txt was (or may have been) a request to the origin: the gap runs from here too.
     state.stats.lastFetchAtMs = Date.now();
+    state.lastResponse = undefined;
     if (robots.source === 'unreachable-disallow-all') {
       // An origin that cannot be reached has not disallowed anything: its URLs count as unreachable.
       deny(
@@ -468,6 +499,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       state.stats.lastError = `${origin} sitemap: ${(error as Error).message}`;
     }
     state.stats.lastFetchAtMs = Date.now();
+    state.lastResponse = undefined;
   }
 
   async function topUpFromSitemaps(
@@ -612,13 +644,24 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
     const baseGapMs = Math.max(spec.delayMs, state.crawlDelayMs ?? 0);
     // Workflow Math.random is seeded by Temporal, so the jitter replays identically.
-    const gapMs = baseGapMs + Math.floor(Math.random() * baseGapMs * spec.jitterRatio);
+    const gapMs =
+      baseGapMs +
+      (pacedInActivity
+        ? skewedJitterMs(baseGapMs, spec.jitterRatio, Math.random())
+        : Math.floor(Math.random() * baseGapMs * spec.jitterRatio));
     // With fetches in flight the gap runs from the later of the last start and the last response.
     const lastRequestAtMs = Math.max(
       state.stats.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
       lastStartAtMs ?? Number.NEGATIVE_INFINITY,
     );
-    const waitMs = Math.max(gapMs - (Date.now() - lastRequestAtMs), (state.pausedUntilMs ?? 0) - Date.now());
+    // One request at a time: the fetch activity waits the gap's last stretch itself, exactly, so
+    // the overhead of the timer's and the fetch's scheduling is not added to every lap.
+    const sequential = concurrency() === 1 && inFlight.size === 0;
+    const leftToActivityMs = pacedInActivity && sequential ? handoffMs(gapMs, state.handoffMs) : 0;
+    const waitMs = Math.max(
+      gapMs - leftToActivityMs - (Date.now() - lastRequestAtMs),
+      (state.pausedUntilMs ?? 0) - Date.now(),
+    );
     if (waitMs > 0) {
       phase = 'sleeping';
       showDetails();
@@ -631,7 +674,18 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startFetch(item);
       await condition(() => inFlight.size < concurrency() || finishRequested);
     } else {
-      await fetchNext(item);
+      // What the timer left of the gap, measured again now that the timer has fired.
+      const owedMs = Math.min(leftToActivityMs, gapMs - (Date.now() - lastRequestAtMs));
+      // A lap whose timer ran tells how much of the hand-off the scheduling around it used.
+      const timed = waitMs > 0 && leftToActivityMs > 0;
+      if (timed && owedMs <= 0) state.handoffMs = nextHandoffMs(leftToActivityMs, 0);
+      await fetchNext(
+        item,
+        owedMs > 0
+          ? { gapMs, handoffMs: owedMs, ...(state.lastResponse ? { previous: state.lastResponse } : {}) }
+          : undefined,
+        timed && owedMs > 0 ? leftToActivityMs : undefined,
+      );
     }
 
     const info = workflowInfo();

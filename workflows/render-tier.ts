@@ -28,15 +28,19 @@ export type TieredResult = FetchAndStoreResult & { rendered?: boolean };
 
 export async function fetchWithTier(input: FetchAndStoreInput, tier: RenderTier): Promise<TieredResult> {
   const plan = planFetch(tier.mode, tier.learning, input.url);
+  // Pacing is a fetch activity's wait; only the plain fetch of this page may be sent with it.
+  const { pacing, ...unpaced } = input;
   if (plan.tier === 'browser') {
+    // The rendering activity does not wait: the workflow waits the whole gap before it.
+    if (pacing) await tier.waitGap();
     try {
-      return learnFrom(input.url, await renderAndStore(input), tier);
+      return learnFrom(input.url, await renderAndStore(unpaced), tier);
     } catch (error) {
       // 'always' means always: a failed render is the page's failure. In 'auto' the plain tier still works.
       if (tier.mode === 'always') throw error;
       tier.requestEnded();
       await tier.waitGap();
-      return fetchAndStore(input);
+      return fetchAndStore(unpaced);
     }
   }
 
@@ -55,10 +59,13 @@ export async function fetchWithTier(input: FetchAndStoreInput, tier: RenderTier)
   } catch (error) {
     // The plain HTML is stored already: keep it, and say why it is not the rendered page.
     tier.requestEnded();
-    return { ...fetched, error: `rendering failed, plain HTML kept: ${renderFailure(error)}` };
+    return { ...afterRender(fetched), error: `rendering failed, plain HTML kept: ${renderFailure(error)}` };
   }
   if (rendered.outcome !== 'ok') {
-    return { ...fetched, error: `rendering failed, plain HTML kept: ${rendered.error ?? rendered.outcome}` };
+    return {
+      ...afterRender(fetched),
+      error: `rendering failed, plain HTML kept: ${rendered.error ?? rendered.outcome}`,
+    };
   }
   const merged = learnFrom(input.url, rendered, tier);
   const seen = new Set(merged.discovered.map((found) => found.url));
@@ -80,6 +87,12 @@ function learnFrom(url: string, rendered: RenderAndStoreResult, tier: RenderTier
     learnTier(tier.learning, url, paid ? 'browser' : 'http', true);
   }
   return { ...rendered, rendered: true };
+}
+
+/** The plain fetch's result once a render followed it: its response is no longer the origin's last. */
+function afterRender(fetched: FetchAndStoreResult): FetchAndStoreResult {
+  const { responseEnded: _, ...rest } = fetched;
+  return rest;
 }
 
 function renderFailure(error: unknown): string {

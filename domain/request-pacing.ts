@@ -1,0 +1,100 @@
+/**
+ * The politeness gap, split between the origin workflow's durable timer and the fetch activity.
+ *
+ * The gap is owed on the origin server's clock: from the end of its previous response to the start
+ * of the next request. A durable timer alone overshoots it on every lap by what happens after the
+ * workflow reads its clock (the workflow task that starts the timer, the task that schedules the
+ * fetch, the activity queue): ~60 ms a lap on an idle machine, more under load. So the workflow
+ * sleeps the gap less a hand-off, and the activity waits out the rest just before it sends the
+ * request, measured on one monotonic clock from the previous response's end when it received that
+ * response itself, else the whole hand-off from its own start. Both bounds hold on their own:
+ *  - same clock: previous response end (as received, never earlier than the server sent it)
+ *    + gap ≤ this request's send time ≤ the server's receipt of it;
+ *  - other clock: the timer fired no earlier than the previous end + gap − hand-off (workflow
+ *    time, which never runs ahead of real time), the activity started after it, and waits the
+ *    hand-off.
+ * Pure: the activity supplies its clock, the workflow its random draw.
+ */
+
+/** The end of a response to the origin, on the clock of the process that received it. */
+export interface ResponseEnd {
+  /** Identifies one process's monotonic clock; readings from another process mean nothing here. */
+  clockId: string;
+  atMs: number;
+}
+
+/** What the fetch activity must still wait before sending its request. */
+export interface RequestPacing {
+  /** Silence owed between the end of the origin's previous response and this request, in ms. */
+  gapMs: number;
+  /** The part of the gap the workflow's timer left to the activity, in ms. */
+  handoffMs: number;
+  /** The previous response's end, as the fetch activity that received it reported it. */
+  previous?: ResponseEnd;
+}
+
+/**
+ * The most of the gap left to the activity: enough to absorb the scheduling overhead of a loaded
+ * machine, small enough that a crash mid-wait costs little (the retry waits again anyway).
+ */
+export const MAX_HANDOFF_MS = 250;
+/** Where the hand-off starts on an origin, before any lap has been measured. */
+export const INITIAL_HANDOFF_MS = 100;
+const MIN_HANDOFF_MS = 10;
+/** What the activity should be left to wait: the margin against the next lap's overhead being larger. */
+const TARGET_WAIT_MS = 40;
+
+/**
+ * The next lap's hand-off from this lap's: the activity waited `waitedMs` of it, so the workflow's
+ * side (timer lateness, two workflow tasks, the queue) took the rest. Aim for the activity waiting
+ * TARGET_WAIT_MS: a waiting activity holds one of its worker's fetch slots, so with many origins a
+ * fixed large hand-off would make the slots the limit. Nothing waited means the overhead outgrew
+ * the hand-off: double it. Any hand-off keeps the gap: the timer always covered the rest.
+ */
+export function nextHandoffMs(currentMs: number, waitedMs: number): number {
+  const next = waitedMs <= 0 ? currentMs * 2 : currentMs - waitedMs + TARGET_WAIT_MS;
+  return Math.round(Math.max(MIN_HANDOFF_MS, Math.min(MAX_HANDOFF_MS, next)));
+}
+
+/**
+ * Slack added to every in-activity wait: the origin may log with a wall clock truncated to whole
+ * milliseconds that is slewed against our monotonic clock (NTP slews at most 0.05 %).
+ */
+export function pacingSlackMs(gapMs: number): number {
+  return 1 + Math.ceil(gapMs / 1000);
+}
+
+/** How much of `gapMs` the workflow leaves to the activity, given the origin's learnt hand-off. */
+export function handoffMs(gapMs: number, learntMs = INITIAL_HANDOFF_MS): number {
+  return Math.max(0, Math.min(gapMs, learntMs, MAX_HANDOFF_MS));
+}
+
+/**
+ * The jitter added to the gap: up to `ratio × gap`, drawn as `u³` of the range (u uniform in [0, 1)).
+ * The jitter is there so the cadence is not machine-regular (seed 004: "random jitter applied to
+ * delay"); what makes a cadence irregular is the spread, and every millisecond of mean is lost
+ * throughput. A uniform draw over 0–10 % costs a mean of 5 % of the gap (the rate can reach at most
+ * 0.952 of the politeness ceiling) for a standard deviation of 2.9 %; u³ over the same range costs
+ * 2.5 % for a standard deviation of 2.8 %. It is never negative: the gap is a floor.
+ */
+export function skewedJitterMs(gapMs: number, ratio: number, uniform: number): number {
+  return Math.floor(gapMs * ratio * uniform ** 3);
+}
+
+/**
+ * Milliseconds the activity waits before its request. `startedAtMs` and `nowMs` are on the clock
+ * `clockId`; `firstAttempt` is false on a Temporal retry, whose earlier attempt may have sent a
+ * request whose end nobody recorded: then the whole gap is waited from this attempt's start.
+ */
+export function pacingWaitMs(
+  pacing: RequestPacing,
+  clock: { clockId: string; startedAtMs: number; nowMs: number; firstAttempt: boolean },
+): number {
+  const slack = pacingSlackMs(pacing.gapMs);
+  if (!clock.firstAttempt) return Math.max(0, clock.startedAtMs + pacing.gapMs + slack - clock.nowMs);
+  const previous = pacing.previous;
+  if (previous && previous.clockId === clock.clockId) {
+    return Math.max(0, previous.atMs + pacing.gapMs + slack - clock.nowMs);
+  }
+  return Math.max(0, clock.startedAtMs + pacing.handoffMs + slack - clock.nowMs);
+}
