@@ -19,6 +19,8 @@ export interface KnownPage {
   contentHash: string | null;
   extractedHash: string | null;
   indexed: boolean;
+  /** Has a summary of its current extraction (pages indexed before summaries existed have none). */
+  summarized: boolean;
   noindex: boolean;
   removed: boolean;
   duplicateKind: string | null;
@@ -33,6 +35,7 @@ interface KnownPageRow {
   content_hash: string | null;
   extracted_hash: string | null;
   indexed: boolean;
+  summarized: boolean;
   noindex: boolean;
   removed: boolean;
   duplicate_kind: string | null;
@@ -41,9 +44,11 @@ interface KnownPageRow {
 
 export async function loadKnownPage(db: Queryable, url: string): Promise<KnownPage | undefined> {
   const { rows } = await db.query<KnownPageRow>(
-    `SELECT id::text, url, etag, last_modified, content_hash, extracted_hash, indexed_at IS NOT NULL AS indexed,
-            noindex, removed_at IS NOT NULL AS removed, duplicate_kind, revisit_interval_ms::text
-       FROM pages WHERE url = $1`,
+    `SELECT p.id::text, p.url, p.etag, p.last_modified, p.content_hash, p.extracted_hash,
+            p.indexed_at IS NOT NULL AS indexed, s.source_hash IS NOT NULL AS summarized,
+            p.noindex, p.removed_at IS NOT NULL AS removed, p.duplicate_kind, p.revisit_interval_ms::text
+       FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id AND s.source_hash = p.extracted_hash
+      WHERE p.url = $1`,
     [url],
   );
   const row = rows[0];
@@ -56,6 +61,7 @@ export async function loadKnownPage(db: Queryable, url: string): Promise<KnownPa
     contentHash: row.content_hash,
     extractedHash: row.extracted_hash,
     indexed: row.indexed,
+    summarized: row.summarized,
     noindex: row.noindex,
     removed: row.removed,
     duplicateKind: row.duplicate_kind,
@@ -111,10 +117,12 @@ export async function trackStoredVisit(
   const duplicate = await markExactOrCanonicalDuplicate(tx, page);
   if (duplicate) return { change, current: true, duplicate: true };
 
+  // An unchanged page still goes through its page workflow when it was never summarised: that is
+  // how a corpus indexed before summaries existed gets them (nothing is extracted or embedded again).
   const current =
     change === 'unchanged' &&
     previous?.extractedHash === page.contentHash &&
-    (previous.indexed || previous.duplicateKind === 'near');
+    ((previous.indexed && previous.summarized) || previous.duplicateKind === 'near');
   return {
     change,
     current,
@@ -137,7 +145,10 @@ export async function trackNotModified(
     const duplicate = known.duplicateKind !== null;
     // A near duplicate was extracted (its SimHash decided it); exact and canonical copies never are.
     const current =
-      known.noindex || (duplicate ? known.duplicateKind !== 'near' || extracted : extracted && known.indexed);
+      known.noindex ||
+      (duplicate
+        ? known.duplicateKind !== 'near' || extracted
+        : extracted && known.indexed && known.summarized);
     return {
       change,
       current,

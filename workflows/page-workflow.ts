@@ -93,6 +93,9 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
     content.indexed === true &&
     patched('skip-unchanged-embed-v1')
   ) {
+    // A recrawl sends an unchanged page here only when it lacks a summary of this extraction (it
+    // was indexed before summaries existed): the summary is all it needs.
+    if (patched('backfill-summaries-v1')) await summarizePage({ pageId: input.pageId });
     return { pageId: input.pageId, indexed: true, chunks: content.chunks };
   }
   const embedded = await embedPage({ pageId: input.pageId });

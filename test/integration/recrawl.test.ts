@@ -244,6 +244,33 @@ describe('a crawl of known pages is a recrawl', () => {
     ).toEqual(['/copy-exact.html', '/copy-near.html']);
   });
 
+  it('an unchanged page without a summary (indexed before summaries existed) gets one, and nothing is embedded again', async () => {
+    const urls = [`${site.origin}${path(5)}`, `${site.origin}${path(8)}`];
+    await stack.db.query(
+      'DELETE FROM page_summaries WHERE page_id IN (SELECT id FROM pages WHERE url = ANY($1::text[]))',
+      [urls],
+    );
+    const extracted = await extractedAt();
+    const logFrom = site.log.length;
+    const summary = await crawl('recrawl-backfill');
+    expect(summary.status).toBe('completed');
+    // Still answered 304: the backfill costs no download, no extraction and no vector.
+    const requests = pageRequests(logFrom).filter(
+      (entry) => entry.path === path(5) || entry.path === path(8),
+    );
+    expect(requests.map((entry) => entry.status)).toEqual([304, 304]);
+    expect(summary.chunksEmbedded).toBe(0);
+    const after = await extractedAt();
+    for (const p of [path(5), path(8)]) expect(after.get(p)).toBe(extracted.get(p));
+    const summarized = await stack.db.query<{ url: string; tags: string[] }>(
+      `SELECT p.url, s.tags FROM pages p JOIN page_summaries s ON s.page_id = p.id AND s.source_hash = p.extracted_hash
+        WHERE p.url = ANY($1::text[]) ORDER BY p.url`,
+      [urls],
+    );
+    expect(summarized.rows.map((row) => row.url)).toEqual([...urls].sort());
+    for (const row of summarized.rows) expect(row.tags.length).toBeGreaterThan(0);
+  });
+
   it('--only-due visits due pages first and skips the rest; a page that comes back is indexed again', async () => {
     pages.set(path(3), contentPage(3, bodies.get(3) as string[]));
     await stack.db.query(
