@@ -17,8 +17,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
+import { crawlWorkflowId } from '../domain/temporal-names';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
 import { addGeneratedPages } from '../test/helpers/generated-site';
@@ -32,6 +34,7 @@ import {
 import { unpackSite } from '../test/helpers/sites';
 import { startWorkerFleet, type WorkerFleet } from '../test/helpers/worker-fleet';
 import type { CrawlSummary } from '../workflows/messages';
+import { type ActivityTimes, activityTimes } from './lib/activity-times';
 import { CRAWLEE_PACKAGE, CRAWLEE_VERSION, installCrawlee, startCrawleeCrawl } from './lib/crawlee-reference';
 import { type ProcStat, processTree } from './lib/proc-stats';
 import { type RoleSelector, RunMonitor, type RunWindow } from './lib/run-monitor';
@@ -143,8 +146,20 @@ interface RunReport {
   coresBusy: number;
   /** Cores used by everything else on the machine in the window (other jobs: noise). */
   otherJobsCores?: number;
+  /** p99 event-loop delay of the bench process, which serves the site and timestamps its log. */
+  siteServerLoopP99Ms: number;
   peakRssMiB: Record<string, number>;
   server: ServerView;
+  /** From the crawl's workflow histories (split run only). */
+  history?: {
+    executions: number;
+    eventsPerPage: number;
+    workflowTasksPerPage: number;
+    /** Started → closed wall ms per page, by activity type. */
+    activityWallMsPerPage: Record<string, number>;
+    /** The embed process's CPU per page shared between its activity types by their wall time. */
+    embedCpuMsPerPageByActivity: Record<string, number>;
+  };
   loadStart: number[];
   loadEnd: number[];
   notes: string[];
@@ -196,6 +211,7 @@ function report(
       Math.max(0, window.machineBusyMs - ownMs - window.benchCpuMs) / Math.max(1, window.windowMs),
       2,
     ),
+    siteServerLoopP99Ms: window.benchEventLoopP99Ms,
     peakRssMiB: window.peakRssMiB,
     server,
     loadStart: window.loadStart.map((load) => round(load, 2)),
@@ -387,11 +403,29 @@ async function runSplit(site: ServedSite, options: Options): Promise<RunReport> 
     };
     const monitor = new RunMonitor(roles, site.server.log, logStart);
     const { summary, doneAtMs, exitedAtMs } = await followCrawlProcess(client, monitor);
+    const connection = await Connection.connect({ address: temporal.address });
+    let history: RunReport['history'];
+    try {
+      history = historyView(
+        await activityTimes(new Client({ connection }), crawlWorkflowId('bench-split')),
+        summary.pagesFetched,
+      );
+    } finally {
+      await connection.close();
+    }
     const restarts = members.filter((m) => m.restarts > 0).map((m) => `${m.name} restarted ${m.restarts}×`);
-    return gleanerReport('split', summary, [
+    const window = monitor.result();
+    if (history) {
+      history.embedCpuMsPerPageByActivity = apportion(
+        (window.cpuMs.embedding ?? 0) / Math.max(1, summary.pagesFetched),
+        history.activityWallMsPerPage,
+        EMBED_QUEUE_ACTIVITIES,
+      );
+    }
+    const result = gleanerReport('split', summary, [
       'split',
       summary.pagesFetched,
-      monitor.result(),
+      window,
       serverView(site.server.log.slice(logStart)),
       doneAtMs,
       exitedAtMs - spawnedAt,
@@ -400,12 +434,38 @@ async function runSplit(site: ServedSite, options: Options): Promise<RunReport> 
         ...restarts,
       ],
     ]);
+    return { ...result, ...(history ? { history } : {}) };
   } finally {
     await fleet?.stop();
     await temporal?.stop().catch(() => {});
     await postgres?.stop().catch(() => {});
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/** The activities the embed queue runs (workflows/page-workflow.ts). */
+const EMBED_QUEUE_ACTIVITIES = ['embedPage', 'summarizePage'];
+
+function historyView(times: ActivityTimes, pages: number): NonNullable<RunReport['history']> {
+  const perPage = (n: number) => round(n / Math.max(1, pages), 2);
+  return {
+    executions: times.executions,
+    eventsPerPage: perPage(times.events),
+    workflowTasksPerPage: perPage(times.workflowTasks),
+    activityWallMsPerPage: Object.fromEntries(
+      Object.entries(times.wallMs)
+        .sort(([, a], [, b]) => b - a)
+        .map(([type, ms]) => [type, perPage(ms)]),
+    ),
+    embedCpuMsPerPageByActivity: {},
+  };
+}
+
+/** Shares `cpuMs` between `types` in proportion to their activity wall time. */
+function apportion(cpuMs: number, wallMs: Record<string, number>, types: string[]): Record<string, number> {
+  const total = types.reduce((sum, type) => sum + (wallMs[type] ?? 0), 0);
+  if (total === 0) return {};
+  return Object.fromEntries(types.map((type) => [type, round((cpuMs * (wallMs[type] ?? 0)) / total, 1)]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -432,10 +492,22 @@ function printRun(r: RunReport): void {
   line('CPU ms/page: total', String(r.cpuMsPerPageTotal));
   line('cores busy (own processes)', String(r.coresBusy));
   if (r.otherJobsCores !== undefined) line('cores used by other jobs', String(r.otherJobsCores));
+  line('site server event-loop delay p99', `${r.siteServerLoopP99Ms} ms`);
   for (const [name, mib] of Object.entries(r.peakRssMiB)) line(`peak RSS: ${name}`, `${mib} MiB`);
   line('server: requests / page requests', `${r.server.requests} / ${r.server.pageRequests}`);
   line('server: paths requested twice, non-2xx', `${r.server.repeatedPaths}, ${r.server.non2xx}`);
   line('server: gap end→next start min / mean', `${r.server.minGapMs} / ${round(r.server.meanGapMs, 1)} ms`);
+  if (r.history) {
+    line(
+      'workflow executions / history events per page',
+      `${r.history.executions} / ${r.history.eventsPerPage}`,
+    );
+    line('workflow tasks per page', String(r.history.workflowTasksPerPage));
+    for (const [type, ms] of Object.entries(r.history.activityWallMsPerPage))
+      line(`activity wall ms/page: ${type}`, String(ms));
+    for (const [type, ms] of Object.entries(r.history.embedCpuMsPerPageByActivity))
+      line(`embedding CPU ms/page: ${type} (by wall share)`, String(ms));
+  }
   for (const note of r.notes) process.stdout.write(`  note: ${note}\n`);
 }
 

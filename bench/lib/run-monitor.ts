@@ -5,13 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RequestLogEntry } from '../../test/helpers/site-server';
 import { allProcesses, PeakRssTracker, type ProcStat, treeCpuMs } from './proc-stats';
 
 /** Picks a role's processes out of one /proc listing. */
 export type RoleSelector = (all: Map<number, ProcStat>) => ProcStat[];
 
-const SAMPLE_MS = 100;
+// Each sample lists /proc; the site server shares this event loop, so not more often than this.
+const SAMPLE_MS = 250;
 
 interface Snapshot {
   atMs: number;
@@ -28,6 +30,8 @@ export interface RunWindow {
   /** CPU ms of this bench process (site server) in the window. */
   benchCpuMs: number;
   windowMs: number;
+  /** p99 event-loop delay of this process, which serves the site: high means late server timestamps. */
+  benchEventLoopP99Ms: number;
   peakRssMiB: Record<string, number>;
   loadStart: number[];
   loadEnd: number[];
@@ -39,6 +43,7 @@ export class RunMonitor {
   private baseline: Snapshot | undefined;
   private end: Snapshot | undefined;
   private readonly loadStart = os.loadavg();
+  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
 
   constructor(
     private readonly roles: Record<string, RoleSelector>,
@@ -46,6 +51,7 @@ export class RunMonitor {
     private readonly logStart: number,
   ) {
     this.timer = setInterval(() => this.tick(), SAMPLE_MS);
+    this.loopDelay.enable();
   }
 
   /** Whether the site server has seen the crawl's first request. */
@@ -58,6 +64,7 @@ export class RunMonitor {
     if (this.end) return;
     this.end = this.snapshot();
     clearInterval(this.timer);
+    this.loopDelay.disable();
   }
 
   result(): RunWindow {
@@ -72,6 +79,7 @@ export class RunMonitor {
       machineBusyMs: end.machineBusyMs - start.machineBusyMs,
       benchCpuMs: end.benchCpuMs - start.benchCpuMs,
       windowMs: end.atMs - start.atMs,
+      benchEventLoopP99Ms: Math.round(this.loopDelay.percentile(99) / 1e6),
       peakRssMiB: this.rss.mib(),
       loadStart: this.loadStart,
       loadEnd: os.loadavg(),
@@ -84,7 +92,7 @@ export class RunMonitor {
   }
 
   private snapshot(): Snapshot {
-    const all = allProcesses();
+    const all = Object.keys(this.roles).length > 0 ? allProcesses() : new Map<number, ProcStat>();
     const cpuMs: Record<string, number> = {};
     for (const [role, select] of Object.entries(this.roles)) {
       const processes = select(all);
