@@ -125,6 +125,10 @@ interface ServerView {
   pageRequests: number;
   repeatedPaths: number;
   non2xx: number;
+  /** Requests that started before the previous one had ended (two in flight on one origin). */
+  overlaps: number;
+  /** Up to five paths requested more than once, with their counts and statuses. */
+  repeatedSamples: string[];
   /** End of one request to the start of the next (one request at a time here), ms. */
   minGapMs: number;
   meanGapMs: number;
@@ -136,6 +140,8 @@ interface RunReport {
   pages: number;
   pagesIndexed?: number;
   chunksEmbedded?: number;
+  /** The rest of gleaner's summary counts that explain fetched − indexed. */
+  summaryCounts?: Record<string, number>;
   failed?: number;
   crawlWallS: number;
   processWallS: number;
@@ -175,10 +181,18 @@ function serverView(entries: RequestLogEntry[]): ServerView {
     const previous = sorted[i - 1] as RequestLogEntry;
     gaps.push((sorted[i] as RequestLogEntry).startedAtMs - previous.endedAtMs);
   }
+  const repeated = [...counts.entries()].filter(([, count]) => count > 1);
+  const statuses = (p: string) =>
+    pages
+      .filter((entry) => entry.path === p)
+      .map((entry) => entry.status)
+      .join('/');
   return {
     requests: sorted.length,
     pageRequests: pages.length,
-    repeatedPaths: [...counts.values()].filter((count) => count > 1).length,
+    repeatedPaths: repeated.length,
+    overlaps: gaps.filter((gap) => gap < 0).length,
+    repeatedSamples: repeated.slice(0, 5).map(([p, count]) => `${p} ×${count} (status ${statuses(p)})`),
     non2xx: sorted.filter((entry) => entry.status < 200 || entry.status >= 300).length,
     minGapMs: gaps.length > 0 ? Math.min(...gaps) : 0,
     meanGapMs: gaps.length > 0 ? gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length : 0,
@@ -302,6 +316,13 @@ function gleanerReport(run: RunName, summary: CrawlSummary, rest: Parameters<typ
     ...base,
     pagesIndexed: summary.pagesIndexed,
     chunksEmbedded: summary.chunksEmbedded,
+    summaryCounts: {
+      pagesDuplicate: summary.pagesDuplicate,
+      noindex: summary.noindex,
+      skipped: summary.skipped,
+      errors: summary.errors,
+      robotsBlocked: summary.robotsBlocked,
+    },
     run,
     notes: [
       ...base.notes,
@@ -485,6 +506,11 @@ function printRun(r: RunReport): void {
   line('pages', String(r.pages));
   if (r.pagesIndexed !== undefined) line('pages indexed', String(r.pagesIndexed));
   if (r.chunksEmbedded !== undefined) line('chunks embedded', String(r.chunksEmbedded));
+  if (r.summaryCounts)
+    line(
+      'summary: duplicate, noindex, skipped, errors',
+      ['pagesDuplicate', 'noindex', 'skipped', 'errors'].map((k) => r.summaryCounts?.[k] ?? 0).join(', '),
+    );
   line('crawl wall (first request → done)', `${r.crawlWallS} s`);
   line('process wall (start → exit)', `${r.processWallS} s`);
   line('pages/s (end to end)', String(r.pagesPerS));
@@ -495,7 +521,11 @@ function printRun(r: RunReport): void {
   line('site server event-loop delay p99', `${r.siteServerLoopP99Ms} ms`);
   for (const [name, mib] of Object.entries(r.peakRssMiB)) line(`peak RSS: ${name}`, `${mib} MiB`);
   line('server: requests / page requests', `${r.server.requests} / ${r.server.pageRequests}`);
-  line('server: paths requested twice, non-2xx', `${r.server.repeatedPaths}, ${r.server.non2xx}`);
+  line(
+    'server: paths requested twice, non-2xx, overlaps',
+    `${r.server.repeatedPaths}, ${r.server.non2xx}, ${r.server.overlaps}`,
+  );
+  for (const sample of r.server.repeatedSamples) process.stdout.write(`  requested again: ${sample}\n`);
   line('server: gap end→next start min / mean', `${r.server.minGapMs} / ${round(r.server.meanGapMs, 1)} ms`);
   if (r.history) {
     line(
