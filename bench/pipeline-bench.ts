@@ -322,6 +322,7 @@ function gleanerReport(run: RunName, summary: CrawlSummary, rest: Parameters<typ
       skipped: summary.skipped,
       errors: summary.errors,
       robotsBlocked: summary.robotsBlocked,
+      pagesRendered: summary.pagesRendered,
     },
     run,
     notes: [
@@ -508,8 +509,10 @@ function printRun(r: RunReport): void {
   if (r.chunksEmbedded !== undefined) line('chunks embedded', String(r.chunksEmbedded));
   if (r.summaryCounts)
     line(
-      'summary: duplicate, noindex, skipped, errors',
-      ['pagesDuplicate', 'noindex', 'skipped', 'errors'].map((k) => r.summaryCounts?.[k] ?? 0).join(', '),
+      'summary: duplicate, noindex, skipped, errors, rendered',
+      ['pagesDuplicate', 'noindex', 'skipped', 'errors', 'pagesRendered']
+        .map((k) => r.summaryCounts?.[k] ?? 0)
+        .join(', '),
     );
   line('crawl wall (first request → done)', `${r.crawlWallS} s`);
   line('process wall (start → exit)', `${r.processWallS} s`);
