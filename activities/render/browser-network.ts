@@ -52,7 +52,11 @@ export interface BrowserNetworkOptions {
   maxBodyBytes: number;
   /** Total time for one response body. */
   bodyTimeoutMs?: number;
-  /** Requests to the origin in flight at once for one page (Chromium's own cap per host is 6). @default 4 */
+  /**
+   * Requests in flight at once for one page. One, so a rendered page keeps the crawler's promise of
+   * never two requests in flight to an origin (its scripts and stylesheets come one after another;
+   * Chromium alone would open 6 per host). @default 1
+   */
   maxConcurrent?: number;
   /** Name resolution for the SSRF guard and the pinned socket. @default the system resolver */
   resolve?: Resolver;
@@ -83,7 +87,7 @@ export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNet
   const done = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, done.signal]) : done.signal;
   const maxRedirects = options.maxRedirects ?? 5;
-  const slots = limiter(options.maxConcurrent ?? 4);
+  const slots = limiter(options.maxConcurrent ?? 1);
   const guards = new Map<string, RequestGuard>();
   // Sub-resources belong to the origin the page's document finally came from.
   let pageOrigin: string | undefined;
