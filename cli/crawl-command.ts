@@ -5,8 +5,9 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
 import { QUEUE_KINDS } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
+import { gleanerHome } from '../infra/gleaner-home';
 import { LOG_FILE } from '../infra/logger';
-import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
+import type { Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import type { CrawlSummary } from '../workflows/messages';
 import { type FailureGroup, failuresByReason, formatFailures } from './crawl-report';
@@ -84,6 +85,7 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
   const localWorkers = options.localWorkers ?? !configured;
   let runtime: Runtime | undefined;
   try {
+    const { openRuntime } = await import('../infra/runtime');
     runtime = await openRuntime({ workerQueues: localWorkers ? QUEUE_KINDS : [] });
     const ownsWorkers = Boolean(runtime.workers);
     const wait = options.wait === true || (ownsWorkers && !configured);

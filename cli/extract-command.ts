@@ -20,8 +20,9 @@ import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
 import { type ExtractedPage, extractPage } from '../extract';
 import { ManifestLinesFailedError, UsageError } from './errors';
 
-export type ExtractFormat = 'markdown' | 'text' | 'json';
-export const EXTRACT_FORMATS: readonly ExtractFormat[] = ['markdown', 'text', 'json'];
+import type { ExtractFormat } from './extract-formats';
+
+export type { ExtractFormat };
 
 export interface ExtractCommandOptions {
   url?: string;

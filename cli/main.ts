@@ -6,19 +6,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../api/defaults';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
 import { logger } from '../infra/logger';
-import { runControlCommand } from './control-command';
-import { runCrawlCommand } from './crawl-command';
 import { isUserFacing } from './errors';
-import { runExportCommand } from './export-command';
-import { EXTRACT_FORMATS, runExtractCommand } from './extract-command';
+import { EXTRACT_FORMATS } from './extract-formats';
 import { collect, integerOption, listOption, numberOption } from './options';
-import { runReportCommand } from './report-command';
-import { runResumeCommand } from './resume-command';
-import { runRobotsCommand } from './robots-command';
-import { registerScheduleCommand } from './schedule-command';
-import { runSearchCommand } from './search-command';
-import { runDevCommand, runWorkerCommand } from './serve-commands';
-import { runStatusCommand } from './status-command';
 
 const program = new Command('gleaner')
   .description(
@@ -104,17 +94,25 @@ program
   .option('--json', 'print one JSON summary on stdout')
   .option('--local-workers', 'run workers in this process even with TEMPORAL_ADDRESS set')
   .option('--no-local-workers', 'do not run workers in this process (they run elsewhere)')
-  .action(async (urls: string[], options) => runCrawlCommand(urls, options));
+  .action(async (urls: string[], options) =>
+    (await import('./crawl-command')).runCrawlCommand(urls, options),
+  );
 
 // After `crawl`: `schedule create` takes the crawl command's options.
-registerScheduleCommand(program);
+// Describing the schedule subcommands loads the Temporal client; every other command (a cold
+// `gleaner search` above all) starts without it. Help without a command lists them too.
+const invoked = process.argv[2];
+if (invoked === undefined || invoked === 'schedule' || invoked === 'help' || invoked.startsWith('-'))
+  (await import('./schedule-command')).registerScheduleCommand(program);
 
 program
   .command('status')
   .description("show a crawl's progress or final summary")
   .argument('<crawlId>')
   .option('--json', 'print JSON')
-  .action(async (crawlId: string, options) => runStatusCommand(crawlId, options));
+  .action(async (crawlId: string, options) =>
+    (await import('./status-command')).runStatusCommand(crawlId, options),
+  );
 
 program
   .command('robots')
@@ -128,7 +126,9 @@ program
     collect,
   )
   .option('--json', 'print one JSON line per URL')
-  .action(async (urls: string[], options) => runRobotsCommand(urls, options));
+  .action(async (urls: string[], options) =>
+    (await import('./robots-command')).runRobotsCommand(urls, options),
+  );
 
 program
   .command('extract')
@@ -145,7 +145,9 @@ program
     'let the SSRF guard fetch this host even on a private or loopback address; repeatable',
     collect,
   )
-  .action(async (input: string | undefined, options) => runExtractCommand(input, options));
+  .action(async (input: string | undefined, options) =>
+    (await import('./extract-command')).runExtractCommand(input, options),
+  );
 
 program
   .command('search')
@@ -171,7 +173,9 @@ program
   )
   .option('--tag <tag>', 'only pages carrying this tag (#t or t); repeatable, all must match', collect)
   .option('--json', 'print one JSON document with the hits')
-  .action(async (words: string[], options) => runSearchCommand(words.join(' '), options));
+  .action(async (words: string[], options) =>
+    (await import('./search-command')).runSearchCommand(words.join(' '), options),
+  );
 
 program
   .command('export')
@@ -201,7 +205,7 @@ program
     integerOption('--max-asset-bytes', 1),
   )
   .option('--json', 'print one JSON summary on stdout')
-  .action(async (options) => runExportCommand(options));
+  .action(async (options) => (await import('./export-command')).runExportCommand(options));
 
 program
   .command('report')
@@ -209,7 +213,7 @@ program
     "the corpus's integrity report: missing chunks or vectors, model mismatches, orphans, duplicates, failures (exit 1 when inconsistent)",
   )
   .option('--json', 'print one JSON document')
-  .action(async (options) => runReportCommand(options));
+  .action(async (options) => (await import('./report-command')).runReportCommand(options));
 
 program
   .command('resume')
@@ -221,7 +225,9 @@ program
   .option('--json', 'print one JSON summary on stdout when the crawl ends')
   .option('--local-workers', 'run workers in this process even with TEMPORAL_ADDRESS set')
   .option('--no-local-workers', 'only send the resume signal; workers run elsewhere')
-  .action(async (crawlId: string, options) => runResumeCommand(crawlId, options));
+  .action(async (crawlId: string, options) =>
+    (await import('./resume-command')).runResumeCommand(crawlId, options),
+  );
 
 for (const action of ['pause', 'cancel'] as const) {
   program
@@ -230,7 +236,9 @@ for (const action of ['pause', 'cancel'] as const) {
     .argument('<crawlId>')
     .option('--origin <origin>', 'only this origin (scheme://host:port)')
     .option('--reason <text>', 'recorded with a cancel')
-    .action(async (crawlId: string, options) => runControlCommand(action, crawlId, options));
+    .action(async (crawlId: string, options) =>
+      (await import('./control-command')).runControlCommand(action, crawlId, options),
+    );
 }
 
 program
@@ -243,7 +251,7 @@ program
     integerOption('--api-port', 0),
   )
   .action(async (options: { apiHost?: string; apiPort?: number }) =>
-    runDevCommand({
+    (await import('./serve-commands')).runDevCommand({
       ...(options.apiHost ? { host: options.apiHost } : {}),
       ...(options.apiPort !== undefined ? { port: options.apiPort } : {}),
     }),
@@ -277,7 +285,9 @@ program
       return queues;
     },
   )
-  .action(async (options: { queues?: QueueKind[] }) => runWorkerCommand(options.queues ?? QUEUE_KINDS));
+  .action(async (options: { queues?: QueueKind[] }) =>
+    (await import('./serve-commands')).runWorkerCommand(options.queues ?? QUEUE_KINDS),
+  );
 
 try {
   await program.parseAsync(process.argv);

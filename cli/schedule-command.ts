@@ -28,7 +28,8 @@ import {
   triggerCrawlSchedule,
   unpauseCrawlSchedule,
 } from '../infra/crawl-schedules';
-import { gleanerHome, openRuntime, type Runtime } from '../infra/runtime';
+import { gleanerHome } from '../infra/gleaner-home';
+import type { Runtime } from '../infra/runtime';
 import type { CrawlSummary } from '../workflows/messages';
 import { buildSpec, type CrawlCommandOptions, interrupted, printSummary } from './crawl-command';
 import { failuresByReason } from './crawl-report';
@@ -199,6 +200,8 @@ function checkCanFire(): void {
 
 async function withClient(fires: boolean, body: (runtime: Runtime) => Promise<void>): Promise<void> {
   if (fires) checkCanFire();
+  // Loaded here: the Temporal client and workers are not needed to register the command.
+  const { openRuntime } = await import('../infra/runtime');
   const runtime = await openRuntime({ ui: false });
   try {
     await body(runtime).catch(asUsage);

@@ -10,8 +10,8 @@ import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase, readLock } from '../db/pglite-database';
 import { loadDefaultEmbedder } from '../embed/embedder';
+import { gleanerHome, RuntimeError } from '../infra/gleaner-home';
 import { logger } from '../infra/logger';
-import { gleanerHome, RuntimeError } from '../infra/runtime';
 import {
   EmbeddingModelMismatchError,
   type SearchHit,
@@ -36,6 +36,15 @@ export interface SearchCommandOptions {
 const SNIPPET_CHARS = 160;
 
 export async function runSearchCommand(query: string, options: SearchCommandOptions): Promise<void> {
+  // The model loads (native ONNX session setup) while the store opens: a cold search pays the
+  // longer of the two, not their sum.
+  const model =
+    options.mode === 'fulltext'
+      ? undefined
+      : loadDefaultEmbedder().catch((error: unknown) => {
+          logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
+          return undefined;
+        });
   const db = await openStore();
   try {
     const { rows } = await db.query<{ n: number | string }>('SELECT count(*) AS n FROM chunks');
@@ -52,7 +61,7 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
       }
       return;
     }
-    const embedder = options.mode === 'fulltext' ? undefined : await queryEmbedder(db);
+    const embedder = model ? await queryEmbedder(db, model) : undefined;
     const outcome = await searchCorpus(db, embedder, {
       query,
       ...(options.k !== undefined ? { k: options.k } : {}),
@@ -143,13 +152,10 @@ export async function openStore(): Promise<Database> {
  * The query embedder, when the corpus has vectors to compare with; undefined when it has none or
  * the model cannot be loaded (search then falls back to words and says so).
  */
-async function queryEmbedder(db: Database): Promise<TextEmbedder | undefined> {
+async function queryEmbedder(
+  db: Database,
+  model: Promise<TextEmbedder | undefined>,
+): Promise<TextEmbedder | undefined> {
   const { rows } = await db.query('SELECT 1 FROM embedding_model');
-  if (rows.length === 0) return undefined;
-  try {
-    return await loadDefaultEmbedder();
-  } catch (error) {
-    logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
-    return undefined;
-  }
+  return rows.length === 0 ? undefined : await model;
 }

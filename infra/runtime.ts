@@ -14,6 +14,7 @@ import { PgDatabase } from '../db/pg-database';
 import { type LockInfo, PgliteDatabase, processAlive, readLock, readLockFile } from '../db/pglite-database';
 import type { QueueKind } from '../domain/temporal-names';
 import { type RunningWorkers, startWorkers } from '../workers/run-workers';
+import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
 
@@ -39,13 +40,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function gleanerHome(): string {
-  return path.resolve(process.env.GLEANER_HOME ?? '.gleaner');
-}
-
-export class RuntimeError extends Error {
-  override readonly name = 'RuntimeError';
-}
+export { gleanerHome, RuntimeError };
 
 export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const home = gleanerHome();
