@@ -94,7 +94,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         namespace: options.namespace,
         taskQueue: TASK_QUEUES[queue],
         activities,
-        ...(queue === 'crawl' ? { workflowBundle: await workflowBundle() } : {}),
+        ...(queue === 'crawl'
+          ? { workflowBundle: await workflowBundle(), maxCachedWorkflows: workflowCacheSize() }
+          : {}),
         maxConcurrentActivityTaskExecutions: activitySlots(queue, options),
         // A stopped worker hands its in-flight work back quickly instead of holding it.
         shutdownGraceTime: '5 seconds',
@@ -117,6 +119,19 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     },
   };
 }
+
+/**
+ * Workflows kept in memory between their tasks. The SDK sizes its cache from the heap limit
+ * (~2,300 on a 4 GB heap) and a cached origin or page workflow holds ~1–2 MB, so a crawl whose page
+ * pipeline runs behind its fetches (hundreds of page workflows open) or with many origins grew to
+ * 1.4–2 GB. An evicted workflow replays its history on its next task: cheap for a page workflow,
+ * dearer for an origin (continue-as-new keeps it bounded). GLEANER_WORKFLOW_CACHE sets it.
+ */
+function workflowCacheSize(): number {
+  const fromEnv = Number(process.env.GLEANER_WORKFLOW_CACHE);
+  return Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : DEFAULT_WORKFLOW_CACHE;
+}
+const DEFAULT_WORKFLOW_CACHE = 200;
 
 /**
  * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the
