@@ -48,6 +48,16 @@ async function page(p: string, hash: string, extra: Record<string, string | Date
   return id;
 }
 
+/** A summary of the page's current extraction, as summarizePage leaves it. */
+async function summarised(p: string): Promise<void> {
+  await db.query(
+    `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, summary, tags, created_at)
+     SELECT id, extracted_hash, 'test', 'test', 'a summary', ARRAY['a-tag'], now() FROM pages WHERE url = $1
+     ON CONFLICT (page_id) DO UPDATE SET source_hash = EXCLUDED.source_hash`,
+    [`${ORIGIN}${p}`],
+  );
+}
+
 const visit = async (crawlId: string, p: string, hash: string, noindex = false) => {
   const previous = await loadKnownPage(db, `${ORIGIN}${p}`);
   const id = await page(p, hash);
@@ -65,6 +75,7 @@ describe('visits', () => {
     await db.query(`UPDATE pages SET extracted_hash = content_hash, indexed_at = now() WHERE url = $1`, [
       `${ORIGIN}/a`,
     ]);
+    await summarised('/a');
     expect(await visit('c2', '/a', 'h1')).toEqual({ change: 'unchanged', current: true, indexed: true });
     // A retried attempt reports what the first one recorded and does not time the page twice.
     expect((await visit('c2', '/a', 'h1')).change).toBe('unchanged');
@@ -84,6 +95,13 @@ describe('visits', () => {
       [id],
     );
     await db.query(`INSERT INTO links (from_page_id, to_url) VALUES ($1, $2)`, [id, `${ORIGIN}/a`]);
+    // Indexed but never summarised (a corpus older than summaries): not current, so the page
+    // workflow runs and summarises it.
+    const unsummarised = await loadKnownPage(db, `${ORIGIN}/b`);
+    if (!unsummarised) throw new Error('page /b not stored');
+    expect(unsummarised.summarized).toBe(false);
+    expect((await trackNotModified(db, 'c4-before', unsummarised)).current).toBe(false);
+    await summarised('/b');
     const known = await loadKnownPage(db, `${ORIGIN}/b`);
     if (!known) throw new Error('page /b not stored');
     expect(await trackNotModified(db, 'c4', known)).toEqual({
