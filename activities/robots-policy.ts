@@ -115,6 +115,11 @@ export function createRobotsPolicy({ db, resolve }: { db: Database; resolve?: Re
 
   return {
     load,
+    /** The verdict from a fresh cached robots.txt, or undefined when one would have to be fetched. */
+    async cachedVerdict(url: string, origin: string, userAgent: string): Promise<RobotsVerdict | undefined> {
+      const record = await cached(origin);
+      return record ? evaluate(record.rules, url, userAgent) : undefined;
+    },
     /** Whether the crawler may request `url`; loads the origin's robots.txt if needed. */
     async check(url: string, origin: string, options: RobotsFetchOptions): Promise<RobotsVerdict> {
       const record = await load(origin, options, true);

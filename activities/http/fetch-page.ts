@@ -70,7 +70,9 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
     if (chain.redirects.length > opts.maxRedirects) {
       return { kind: 'redirect-limit', reason: 'too-many', location: next, ...base(chain, current, extra) };
     }
-    if (opts.beforeRedirect && !(await opts.beforeRedirect(next))) {
+    // The guard's verdict on the address comes first: a hop it refuses is reported as `blocked` by
+    // the next fetchHop, and its host is never asked for a robots.txt by `beforeRedirect`.
+    if (opts.beforeRedirect && (await addressAllowed(next, opts)) && !(await opts.beforeRedirect(next))) {
       return { kind: 'redirect-limit', reason: 'refused', location: next, ...base(chain, current, extra) };
     }
     visited.add(next);
@@ -78,16 +80,30 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
   }
 }
 
+async function addressAllowed(url: string, opts: ResolvedFetchOptions): Promise<boolean> {
+  try {
+    await checkUrl(url, guardOptions(opts));
+    return true;
+  } catch {
+    rethrowIfAborted(opts.signal);
+    return false;
+  }
+}
+
+function guardOptions(opts: ResolvedFetchOptions): Parameters<typeof checkUrl>[1] {
+  return {
+    allowHosts: opts.allowHosts,
+    resolveTimeoutMs: opts.connectTimeoutMs,
+    ...(opts.resolve ? { resolve: opts.resolve } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  };
+}
+
 async function fetchHop(current: string, opts: ResolvedFetchOptions, chain: Chain): Promise<HopOutcome> {
   const result = (r: FetchPageResult): HopOutcome => ({ kind: 'result', result: r });
   let target: Awaited<ReturnType<typeof checkUrl>>;
   try {
-    target = await checkUrl(current, {
-      allowHosts: opts.allowHosts,
-      resolveTimeoutMs: opts.connectTimeoutMs,
-      ...(opts.resolve ? { resolve: opts.resolve } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
+    target = await checkUrl(current, guardOptions(opts));
   } catch (err) {
     rethrowIfAborted(opts.signal);
     if (err instanceof BlockedUrlError) {
