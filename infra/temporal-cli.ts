@@ -122,10 +122,25 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   });
 }
 
-/** Starts `temporal server start-dev` and resolves once the namespace answers over gRPC. */
+/**
+ * Starts `temporal server start-dev` and resolves once the namespace answers over gRPC. When it
+ * chose the ports itself and lost one to another process between choosing and binding (the server
+ * binds several, and parallel test files start servers at once), it starts again on fresh ones.
+ */
 export async function startTemporalDevServer(
   opts: TemporalDevServerOptions = {},
 ): Promise<TemporalDevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(opts);
+    } catch (error) {
+      const portsOurs = opts.port === undefined && typeof opts.uiPort !== 'number';
+      if (!portsOurs || attempt >= 3 || !/address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const bin = findTemporalBinary();
   if (!bin) throw missingBinaryError();
   const host = '127.0.0.1';
