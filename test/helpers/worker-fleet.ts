@@ -20,6 +20,8 @@ export interface FleetMember {
   stderrTail: string;
   /** Resolves once the current incarnation says it is polling (or exits). */
   ready: Promise<void>;
+  /** The current incarnation has said it is polling and has not exited. */
+  polling: boolean;
 }
 
 export interface WorkerFleet {
@@ -46,6 +48,7 @@ export function startWorkerFleet(
     peakRssBytes: 0,
     stderrTail: '',
     ready: Promise.resolve(),
+    polling: false,
   }));
   let stopping = false;
   const supervise = (member: FleetMember) => {
@@ -105,14 +108,21 @@ function launch(args: string[], env: Record<string, string | undefined>): ChildP
 function watchStderr(member: FleetMember): void {
   const child = member.child;
   let seen = '';
+  member.polling = false;
   member.ready = new Promise((resolve) => {
     child.stderr?.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
       member.stderrTail = (member.stderrTail + text).slice(-4000);
       seen = (seen + text).slice(-500);
-      if (/polling|listening|API on|http:\/\//.test(seen)) resolve();
+      if (/polling|listening|API on|http:\/\//.test(seen)) {
+        if (member.child === child) member.polling = true;
+        resolve();
+      }
     });
-    child.once('exit', () => resolve());
+    child.once('exit', () => {
+      if (member.child === child) member.polling = false;
+      resolve();
+    });
   });
   child.stdout?.resume();
 }
