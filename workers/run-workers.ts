@@ -95,7 +95,11 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         taskQueue: TASK_QUEUES[queue],
         activities,
         ...(queue === 'crawl'
-          ? { workflowBundle: await workflowBundle(), maxCachedWorkflows: workflowCacheSize() }
+          ? {
+              workflowBundle: await workflowBundle(),
+              maxCachedWorkflows: workflowCacheSize(),
+              maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(),
+            }
           : {}),
         maxConcurrentActivityTaskExecutions: activitySlots(queue, options),
         // A stopped worker hands its in-flight work back quickly instead of holding it.
@@ -132,6 +136,21 @@ function workflowCacheSize(): number {
   return Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : DEFAULT_WORKFLOW_CACHE;
 }
 const DEFAULT_WORKFLOW_CACHE = 200;
+
+/**
+ * Workflow tasks the worker accepts at once. They run one after another on the SDK's single workflow
+ * thread, and each one's 10 s timeout runs from when it was accepted, not from when it runs. After a
+ * crawl worker restarts, every open workflow (origins and page children, a hundred or more) needs a
+ * full replay: with the SDK's default of 40 accepted at once, the last of them waited past 10 s on two
+ * loaded cores, timed out, and was replayed again — a crawl under injected faults stopped making
+ * progress that way (fault-injection test, CI). Eight keep the server round trip hidden on loopback or a
+ * LAN; GLEANER_WORKFLOW_TASK_SLOTS raises it for a worker far from its cluster.
+ */
+function workflowTaskSlots(): number {
+  const fromEnv = Number(process.env.GLEANER_WORKFLOW_TASK_SLOTS);
+  return Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : DEFAULT_WORKFLOW_TASK_SLOTS;
+}
+const DEFAULT_WORKFLOW_TASK_SLOTS = 8;
 
 /**
  * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the
