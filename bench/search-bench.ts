@@ -39,6 +39,7 @@ import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
+import { fromVectorSql, toVectorSql } from '../db/vector';
 import { chunkMarkdown } from '../domain/chunking';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
@@ -47,7 +48,6 @@ import { repoRoot } from '../infra/tools-dir';
 import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
 import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
-import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
 import {
   cachingEmbedder,
@@ -221,7 +221,7 @@ async function makeQueries(
     const start = Math.floor(random() * (words.length - length));
     const text = words.slice(start, start + length).join(' ');
     const vector = embedder ? ((await embedder.embed([text]))[0] as Float32Array) : perturb(chunk.vector);
-    queries.push({ text, vector: toVectorLiteral(vector) });
+    queries.push({ text, vector: toVectorSql(vector) });
   }
   return queries;
 }
@@ -341,7 +341,7 @@ async function insertChunks(db: Database, chunks: ChunkRow[], batchSize: number)
         batch.map((c) => c.headingPath.join('\u001f')),
         batch.map((c) => c.text),
         batch.map((c) => c.tokenCount),
-        batch.map((c) => toVectorLiteral(c.vector)),
+        batch.map((c) => toVectorSql(c.vector)),
       ],
     );
   }
@@ -544,7 +544,7 @@ async function measureNative(
   );
   const sampled = sample.rows.map((r) => ({
     text: r.content,
-    vector: Float32Array.from(JSON.parse(r.embedding) as number[]),
+    vector: Float32Array.from(fromVectorSql(r.embedding)),
   }));
   const queries = await makeQueries(QUERIES, sampled, embedder);
   const before = await indexScans(db);

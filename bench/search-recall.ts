@@ -20,6 +20,7 @@ import path from 'node:path';
 import { createEmbedActivities, ensureEmbeddingModel } from '../activities/embed-chunks';
 import { chunkHash } from '../activities/page-content';
 import type { Database } from '../db/database';
+import { toVectorSql } from '../db/vector';
 import { chunkMarkdown } from '../domain/chunking';
 import { LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
 import { searchableText } from '../domain/search-text';
@@ -320,7 +321,7 @@ export async function embedLegacy(db: Database, embedder: TextEmbedder): Promise
          FROM unnest($1::bigint[], $2::text[]) AS v(id, e) WHERE c.id = v.id`,
       [
         batch.map((row) => row.id),
-        vectors.map((vector) => `[${Array.from(vector).join(',')}]`),
+        vectors.map((vector) => toVectorSql(vector)),
         embedder.identity.name,
         LEGACY_EMBEDDING_INPUT_FORMAT,
       ],
