@@ -31,7 +31,7 @@
  * vector perturbed again as the query vector (or the real embedding of the words, with the embedder).
  * The RNG is seeded (`--seed`), so runs are repeatable.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -49,6 +49,7 @@ import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/e
 import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
+import { htmlFiles } from './lib/html-files';
 import {
   cachingEmbedder,
   embedLegacy,
@@ -127,16 +128,6 @@ interface RealChunk {
   headingPath: string[];
   text: string;
   tokenCount: number;
-}
-
-function htmlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...htmlFiles(full));
-    else if (entry.endsWith('.html')) out.push(full);
-  }
-  return out.sort();
 }
 
 /** The site's chunks through gleaner's extractor and chunker; `every` > 1 reads every n-th page only. */

@@ -14,7 +14,7 @@
  * cost seconds; a change to what is embedded misses the cache and is embedded afresh.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createEmbedActivities, ensureEmbeddingModel } from '../activities/embed-chunks';
@@ -30,6 +30,7 @@ import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
 import { unpackSite } from '../test/helpers/sites';
+import { htmlFiles } from './lib/html-files';
 
 export interface Question {
   q: string;
@@ -56,16 +57,6 @@ export function loadQuestionSets(): QuestionSet[] {
     };
     return { name, site, origin: `http://${name}.bench.test`, questions: parsed.questions };
   });
-}
-
-function htmlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...htmlFiles(full));
-    else if (entry.endsWith('.html')) out.push(full);
-  }
-  return out.sort();
 }
 
 /** Extracts, chunks and stores every page of the set's site; returns the page ids. */
