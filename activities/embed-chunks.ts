@@ -11,10 +11,10 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
+import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 import { observeEmbed } from '../infra/metrics';
-import { toVectorLiteral } from '../search/text-embedder';
 
 export interface EmbedPageInput {
   pageId: number;
@@ -257,7 +257,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
         [
           rows.map((row) => row.id),
           rows.map((row) => row.chunk_hash),
-          vectors.map((vector) => toVectorLiteral(vector)),
+          vectors.map((vector) => toVectorSql(vector)),
           model,
           EMBEDDING_INPUT_FORMAT,
         ],

@@ -10,13 +10,12 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
+import { isCrawlable } from '../domain/crawlable';
 import { extractLinks, type LinkExtraction } from '../domain/links';
-import { hasNonPageExtension } from '../domain/page-filter';
 import { assessHtml, type FetchTier } from '../domain/render-decision';
 import { pacingWaitMs, type RequestPacing } from '../domain/request-pacing';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
-import { isDeniedByDefault, type ScopePredicate } from '../domain/scope';
-import { trapReason } from '../domain/traps';
+import type { ScopePredicate } from '../domain/scope';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
 import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
@@ -353,8 +352,7 @@ function followable(
   for (const url of urls) {
     if (seen.has(url)) continue;
     seen.add(url);
-    if (!inScope(url) || isDeniedByDefault(url) || hasNonPageExtension(url) || trapReason(url) !== undefined)
-      continue;
+    if (!isCrawlable(url, inScope)) continue;
     result.push({ url, origin: originOf(url), depth });
   }
   return result;

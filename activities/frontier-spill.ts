@@ -8,6 +8,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { originOf } from '../domain/url';
+import { checkPageLimit, checkUrlCount } from './claim-paging';
 import type {
   DiscoveredUrl,
   NextSpilledUrlsInput,
@@ -15,8 +16,6 @@ import type {
   SpillUrlsInput,
   SpillUrlsResult,
 } from './types';
-
-const MAX_PAGE = 500;
 
 export interface OwnedClaim extends DiscoveredUrl {
   spilled: boolean;
@@ -82,8 +81,7 @@ export async function nextSpilledUrlsCore(
   db: Database,
   input: NextSpilledUrlsInput,
 ): Promise<NextSpilledUrlsResult> {
-  if (!Number.isSafeInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE)
-    throw ApplicationFailure.nonRetryable(`limit must be an integer from 1 to ${MAX_PAGE}`, 'InvalidInput');
+  checkPageLimit(input.limit);
   if (!Number.isSafeInteger(input.take) || input.take < 1)
     throw ApplicationFailure.nonRetryable('take must be a positive integer', 'InvalidInput');
   const origin = originOf(input.origin);
@@ -115,8 +113,7 @@ export async function nextSpilledUrlsCore(
  * Postgres: spilled again and untaken, so a later take brings them back. Idempotent.
  */
 export async function spillUrlsCore(db: Database, input: SpillUrlsInput): Promise<SpillUrlsResult> {
-  if (input.urls.length > MAX_PAGE)
-    throw ApplicationFailure.nonRetryable(`at most ${MAX_PAGE} URLs per call`, 'InvalidInput');
+  checkUrlCount(input.urls.length);
   const origin = originOf(input.origin);
   const { rows } = await db.query<{ url: string }>(
     `UPDATE crawl_urls SET spilled = true, spill_take = NULL

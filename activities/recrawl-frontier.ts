@@ -7,12 +7,11 @@
  * Claiming every known page before the first page is fetched also means links to them are never
  * claimed a second time, so `onlyDue` can leave the pages that are not due unvisited.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Database } from '../db/database';
-import { hasNonPageExtension } from '../domain/page-filter';
-import { compileScope, isDeniedByDefault, type ScopePredicate, ScopeSpecError } from '../domain/scope';
-import { trapReason } from '../domain/traps';
+import { isCrawlable } from '../domain/crawlable';
 import { originOf } from '../domain/url';
+import { checkPageLimit, keysetPage } from './claim-paging';
+import { compileSpecScope } from './scope-cache';
 import type {
   ClaimKnownPagesInput,
   ClaimKnownPagesResult,
@@ -22,7 +21,6 @@ import type {
 
 /** Known pages read per query while claiming. */
 const CLAIM_BATCH = 1000;
-const MAX_PAGE = 500;
 
 export function createRecrawlFrontier({ db }: { db: Database }) {
   return {
@@ -40,19 +38,7 @@ export async function claimKnownPagesCore(
   input: ClaimKnownPagesInput,
 ): Promise<ClaimKnownPagesResult> {
   const origin = originOf(input.origin);
-  let inScope: ScopePredicate;
-  try {
-    inScope = compileScope({
-      mode: input.spec.scope,
-      seeds: input.spec.seeds,
-      domains: input.spec.domains,
-      includePrefixes: input.spec.includePrefixes,
-      excludePatterns: input.spec.exclude,
-    });
-  } catch (error) {
-    if (error instanceof ScopeSpecError) throw ApplicationFailure.nonRetryable(error.message, error.name);
-    throw error;
-  }
+  const inScope = compileSpecScope(input.spec);
   // A sitemap claim of a known page becomes a store claim: due now (first) when the sitemap's
   // lastmod is newer than our copy, else when the page's own revisit interval says.
   await db.query(
@@ -73,14 +59,7 @@ export async function claimKnownPagesCore(
     );
     if (rows.length === 0) break;
     afterId = Number(rows.at(-1)?.id);
-    const wanted = rows.filter(
-      (row) =>
-        row.depth <= input.spec.maxDepth &&
-        inScope(row.url) &&
-        !isDeniedByDefault(row.url) &&
-        !hasNonPageExtension(row.url) &&
-        trapReason(row.url) === undefined,
-    );
+    const wanted = rows.filter((row) => row.depth <= input.spec.maxDepth && isCrawlable(row.url, inScope));
     if (wanted.length === 0) continue;
     await db.query(
       `INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from, source, due_at)
@@ -112,8 +91,7 @@ export async function nextKnownUrlsCore(
   db: Database,
   input: NextKnownUrlsInput,
 ): Promise<NextKnownUrlsResult> {
-  if (!Number.isSafeInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE)
-    throw ApplicationFailure.nonRetryable(`limit must be an integer from 1 to ${MAX_PAGE}`, 'InvalidInput');
+  checkPageLimit(input.limit);
   const origin = originOf(input.origin);
   const { rows } = await db.query<{ url: string; depth: number; due: boolean }>(
     `SELECT url, depth, due_at <= now() AS due FROM crawl_urls
@@ -124,10 +102,8 @@ export async function nextKnownUrlsCore(
       LIMIT $5`,
     [input.crawlId, origin, input.afterUrl ?? null, input.onlyDue, input.limit],
   );
-  const last = rows.at(-1);
-  return {
-    items: rows.map((row) => ({ url: row.url, depth: row.depth, due: row.due })),
-    ...(last ? { lastUrl: last.url } : {}),
-    done: rows.length < input.limit,
-  };
+  return keysetPage(
+    rows.map((row) => ({ url: row.url, depth: row.depth, due: row.due })),
+    input.limit,
+  );
 }

@@ -14,8 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
-import { hasNonPageExtension } from '../domain/page-filter';
-import { compileScope, isDeniedByDefault, type ScopePredicate, ScopeSpecError } from '../domain/scope';
+import { isCrawlable } from '../domain/crawlable';
 import {
   createSitemapParser,
   looksLikeXml,
@@ -24,12 +23,13 @@ import {
   SITEMAP_MAX_ENTRIES,
   type SitemapEntry,
 } from '../domain/sitemap';
-import { trapReason } from '../domain/traps';
 import { canonicalizeUrl, originOf } from '../domain/url';
+import { checkPageLimit, keysetPage } from './claim-paging';
 import { describeFailure } from './fetch-and-store';
 import { fetchPage } from './http/fetch-page';
 import type { FetchOk } from './http/fetch-result';
 import { createRobotsPolicy, type RobotsPolicy } from './robots-policy';
+import { compileSpecScope } from './scope-cache';
 import type {
   IngestSitemapsInput,
   IngestSitemapsResult,
@@ -50,7 +50,6 @@ const DEFAULT_MAX_URLS_PER_ORIGIN = 50_000;
 const DEFAULT_DELAY_MS = 1000;
 const CLAIM_BATCH = 1000;
 const MAX_ERRORS = 5;
-const MAX_PAGE = 500;
 const TEXT_CHUNK_CHARS = 64 * 1024;
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
@@ -112,19 +111,7 @@ export async function ingestSitemapsCore(
   const limits = validate(input);
   const { spec } = input;
   const origin = originOf(input.origin);
-  let inScope: ScopePredicate;
-  try {
-    inScope = compileScope({
-      mode: spec.scope,
-      seeds: spec.seeds,
-      domains: spec.domains,
-      includePrefixes: spec.includePrefixes,
-      excludePatterns: spec.exclude,
-    });
-  } catch (error) {
-    if (error instanceof ScopeSpecError) throw ApplicationFailure.nonRetryable(error.message, error.name);
-    throw error;
-  }
+  const inScope = compileSpecScope(spec);
   const result: IngestSitemapsResult = {
     sitemapsFetched: 0,
     urlsSeen: 0,
@@ -228,13 +215,7 @@ export async function ingestSitemapsCore(
         result.urlsSeen++;
         const url = canonicalizeUrl(entry.loc, sitemap.url);
         if (url === null || accepted.has(url) || originOf(url) !== origin) return true;
-        if (
-          !inScope(url) ||
-          isDeniedByDefault(url) ||
-          hasNonPageExtension(url) ||
-          trapReason(url) !== undefined
-        )
-          return true;
+        if (!isCrawlable(url, inScope)) return true;
         if (accepted.size >= limits.maxUrlsPerOrigin) {
           result.truncated = true;
           return false;
@@ -419,8 +400,7 @@ export async function nextClaimedUrlsCore(
       `unknown claim source ${JSON.stringify(input.source)}`,
       'InvalidInput',
     );
-  if (!Number.isSafeInteger(input.limit) || input.limit < 1 || input.limit > MAX_PAGE)
-    throw ApplicationFailure.nonRetryable(`limit must be an integer from 1 to ${MAX_PAGE}`, 'InvalidInput');
+  checkPageLimit(input.limit);
   const origin = originOf(input.origin);
   const key = `${PRIORITY_KEY}, ${LASTMOD_KEY}, url`;
   const { rows } = await db.query<{ url: string; depth: number }>(
@@ -439,10 +419,8 @@ export async function nextClaimedUrlsCore(
     if (known.rows.length === 0)
       throw ApplicationFailure.nonRetryable(`cursor ${input.afterUrl} is not a claimed URL`, 'InvalidInput');
   }
-  const last = rows.at(-1);
-  return {
-    items: rows.map((row) => ({ url: row.url, depth: row.depth })),
-    ...(last ? { lastUrl: last.url } : {}),
-    done: rows.length < input.limit,
-  };
+  return keysetPage(
+    rows.map((row) => ({ url: row.url, depth: row.depth })),
+    input.limit,
+  );
 }

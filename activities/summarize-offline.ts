@@ -7,6 +7,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
+import { fromVectorSql } from '../db/vector';
 import {
   centroid,
   dot,
@@ -99,7 +100,7 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
         [input.pageId],
       );
       if (vectors.rows.length === 0) return { summarized: false, tags: 0, skipped: 'no-vectors' };
-      const pageVector = centroid(vectors.rows.map((row) => JSON.parse(row.embedding) as number[]));
+      const pageVector = centroid(vectors.rows.map((row) => fromVectorSql(row.embedding)));
       const embedder = await loadEmbedder();
       // Heartbeats let Temporal retry a page whose worker died mid-summary within seconds instead of
       // waiting out the whole start-to-close timeout.

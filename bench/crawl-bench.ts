@@ -12,7 +12,7 @@
  *   C  N origins, the default 1000 ms delay, a small page budget: the politeness-bound rate
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -54,6 +54,8 @@ import {
   workflowBundle,
 } from '../workers/run-workers';
 import type { CrawlSummary } from '../workflows/messages';
+import { runQueueWaitNs } from './lib/proc-stats';
+import { coresBetween, type StackCores, type StackCpuSnapshot, stackCpuSnapshot } from './lib/stack-cpu';
 
 type ScenarioName = 'A' | 'B' | 'C';
 
@@ -545,107 +547,21 @@ async function collectHistories(
 // ---------------------------------------------------------------------------------------------
 // CPU accounting (Linux /proc): who used the two cores during the crawl
 
-interface CpuSnapshot {
-  totalTicks: number;
-  idleTicks: number;
-  self: NodeJS.CpuUsage;
-  temporalTicks: number;
-  postgresTicks: Map<number, number>;
+interface CpuSnapshot extends StackCpuSnapshot {
   /** Nanoseconds the threads of each process spent runnable but waiting for a core (schedstat). */
   benchWaitNs: number;
   temporalWaitNs: number;
 }
 
-/** Sum of run-queue wait over a process's threads (/proc/<pid>/task/<tid>/schedstat, field 2). */
-function runQueueWaitNs(pid: number): number {
-  let total = 0;
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1] ?? 0);
-      } catch {
-        // thread gone
-      }
-    }
-  } catch {
-    // not Linux
-  }
-  return total;
-}
-
-function procTicks(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU ticks by pid of our Postgres: the postmaster (from postmaster.pid) and its children. */
-function postgresTicks(dataDir: string | undefined): Map<number, number> {
-  const ticks = new Map<number, number>();
-  if (!dataDir) return ticks;
-  let postmaster: number;
-  let pids: string[];
-  try {
-    postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return ticks;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (Number(pid) !== postmaster && ppid !== postmaster) continue;
-      ticks.set(Number(pid), procTicks(Number(pid)));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks;
-}
-
-/** CPU ticks the processes alive at `after` used since `before` (backends that exited meanwhile are lost). */
-function ticksSince(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, ticks] of after) total += ticks - (before.get(pid) ?? 0);
-  return total;
-}
-
 function cpuSnapshot(temporalPid: number, postgresDataDir: string | undefined): CpuSnapshot {
-  let totalTicks = 0;
-  let idleTicks = 0;
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-    const values = line.trim().split(/\s+/).slice(1).map(Number);
-    totalTicks = values.slice(0, 8).reduce((a, b) => a + b, 0);
-    idleTicks = (values[3] ?? 0) + (values[4] ?? 0);
-  } catch {
-    // not Linux: CPU columns stay 0
-  }
   return {
-    totalTicks,
-    idleTicks,
-    self: process.cpuUsage(),
-    temporalTicks: procTicks(temporalPid),
-    postgresTicks: postgresTicks(postgresDataDir),
+    ...stackCpuSnapshot(temporalPid, postgresDataDir),
     benchWaitNs: runQueueWaitNs(process.pid),
     temporalWaitNs: runQueueWaitNs(temporalPid),
   };
 }
 
-interface CpuUse {
-  /** Cores busy on average over the crawl (machine-wide), and the share of each part. */
-  machineCores: number;
-  benchProcessCores: number;
-  temporalServerCores: number;
-  /** Native Postgres processes (0 with PGlite, which runs inside the bench process). */
-  postgresCores: number;
-  /** Everything else on the machine (other users' jobs included): a noise indicator. */
-  otherCores: number;
+interface CpuUse extends StackCores {
   /** 1-minute load average when the scenario started. */
   loadAvgAtStart: number;
   /** Thread-seconds per second spent runnable but waiting for a core (CPU starvation). */
@@ -654,21 +570,8 @@ interface CpuUse {
 }
 
 function cpuUse(before: CpuSnapshot, after: CpuSnapshot, wallMs: number): CpuUse {
-  const hz = 100;
-  const cores = os.cpus().length;
-  const total = after.totalTicks - before.totalTicks;
-  const busyShare = total > 0 ? 1 - (after.idleTicks - before.idleTicks) / total : 0;
-  const machineCores = busyShare * cores;
-  const selfUs = after.self.user - before.self.user + (after.self.system - before.self.system);
-  const benchProcessCores = selfUs / 1000 / wallMs;
-  const temporalServerCores = (after.temporalTicks - before.temporalTicks) / hz / (wallMs / 1000);
-  const postgresCores = ticksSince(before.postgresTicks, after.postgresTicks) / hz / (wallMs / 1000);
   return {
-    machineCores,
-    benchProcessCores,
-    temporalServerCores,
-    postgresCores,
-    otherCores: Math.max(0, machineCores - benchProcessCores - temporalServerCores - postgresCores),
+    ...coresBetween(before, after, wallMs),
     loadAvgAtStart: 0,
     benchRunQueueWait: (after.benchWaitNs - before.benchWaitNs) / 1e6 / wallMs,
     temporalRunQueueWait: (after.temporalWaitNs - before.temporalWaitNs) / 1e6 / wallMs,

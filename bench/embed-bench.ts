@@ -26,6 +26,7 @@ import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
+import { fromVectorSql } from '../db/vector';
 import { chunkMarkdown } from '../domain/chunking';
 import { loadEmbedder, type TextEmbedder } from '../embed/embedder';
 import { FP32_MODEL_NAME, provisionedModelDir } from '../embed/model-dir';
@@ -331,7 +332,7 @@ async function main(): Promise<void> {
       'SELECT embedding::text AS embedding FROM chunks ORDER BY token_count, chunks.id',
     );
     const cosines = stored.rows.map((row, i) =>
-      cosine(JSON.parse(row.embedding) as number[], bareVectors[i] as Float32Array),
+      cosine(fromVectorSql(row.embedding), bareVectors[i] as Float32Array),
     );
     const meanCosine = cosines.reduce((a, b) => a + b, 0) / cosines.length;
     const minCosine = Math.min(...cosines);

@@ -16,9 +16,7 @@
  *   npm run bench:politeness -- [--origins H] [--delay-s δ] [--pages-per-origin N] [--site-pages P]
  *                               [--pipeline separate|inline|both]
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
@@ -27,6 +25,7 @@ import { addGeneratedPages } from '../test/helpers/generated-site';
 import { type RequestLogEntry, type SiteServer, serveSite } from '../test/helpers/site-server';
 import { startTestStack, type TestStack } from '../test/helpers/stack';
 import type { CrawlSummary } from '../workflows/messages';
+import { coresBetween, type StackCores, type StackCpuSnapshot, stackCpuSnapshot } from './lib/stack-cpu';
 
 type Pipeline = 'separate' | 'inline';
 
@@ -93,80 +92,11 @@ function parseOptions(argv: string[]): Options {
 // ---------------------------------------------------------------------------------------------
 // Machine load: /proc on Linux, os.loadavg everywhere
 
-interface CpuSnapshot {
-  totalTicks: number;
-  idleTicks: number;
-  self: NodeJS.CpuUsage;
-  temporalTicks: number;
-  postgresTicks: Map<number, number>;
-}
-
-function procTicks(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (100/s)
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU ticks of our Postgres by pid: the postmaster (from postmaster.pid) and its children. */
-function postgresTicks(dataDir: string): Map<number, number> {
-  const ticks = new Map<number, number>();
-  try {
-    const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        if (Number(pid) === postmaster || ppid === postmaster) ticks.set(Number(pid), procTicks(Number(pid)));
-      } catch {
-        // exited meanwhile
-      }
-    }
-  } catch {
-    // not Linux
-  }
-  return ticks;
-}
-
-function cpuSnapshot(temporalPid: number, postgresDataDir: string): CpuSnapshot {
-  let totalTicks = 0;
-  let idleTicks = 0;
-  try {
-    const values = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    totalTicks = values.slice(0, 8).reduce((a, b) => a + b, 0);
-    idleTicks = (values[3] ?? 0) + (values[4] ?? 0);
-  } catch {
-    // not Linux: the machine and server columns stay 0
-  }
-  return {
-    totalTicks,
-    idleTicks,
-    self: process.cpuUsage(),
-    temporalTicks: procTicks(temporalPid),
-    postgresTicks: postgresTicks(postgresDataDir),
-  };
-}
-
-interface MachineLoad {
+interface MachineLoad extends StackCores {
   cpus: number;
   loadAvgStart: number;
   loadAvgEnd: number;
   loadAvgMax: number;
-  /** Cores busy on average over the crawl, machine-wide, and the parts of it. */
-  machineCores: number;
-  benchProcessCores: number;
-  temporalServerCores: number;
-  /** Native Postgres processes alive at the end (backends that exited meanwhile are lost). */
-  postgresCores: number;
-  /** Everything else on the machine (other users' jobs): a noise indicator. */
-  otherCores: number;
   /** CPU the crawl's own processes (bench + Temporal server + Postgres) spent per page fetched. */
   cpuMsPerPage: number;
   eventLoopP99Ms: number;
@@ -536,12 +466,12 @@ async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
     loadAvgMax = Math.max(loadAvgMax, os.loadavg()[0] ?? 0);
   }, 1000);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  const cpuBefore = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
+  const cpuBefore = stackCpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
   loopDelay.enable();
   const started = performance.now();
   let summary: CrawlSummary;
   // With the pipeline elsewhere, machine load is measured over the fetch phase only.
-  let cpuAfter: CpuSnapshot | undefined;
+  let cpuAfter: StackCpuSnapshot | undefined;
   let measuredMs = 0;
   let indexTailMs = 0;
   try {
@@ -561,7 +491,7 @@ async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
     if (pipeline === 'separate') {
       await Promise.race([fetchPhaseOver(servers, maxPages), execution]);
       measuredMs = performance.now() - started;
-      cpuAfter = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
+      cpuAfter = stackCpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
       loopDelay.disable();
       process.stderr.write(`[${pipeline}] fetch phase over; starting page and embed workers …\n`);
       workers.push(await stack.startWorkers(['page', 'embed']));
@@ -574,34 +504,20 @@ async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
   }
   const wallMs = performance.now() - started;
   if (!cpuAfter) {
-    cpuAfter = cpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
+    cpuAfter = stackCpuSnapshot(stack.temporal.pid, stack.postgres.dataDir);
     measuredMs = wallMs;
   }
   for (const w of workers) await w.shutdown();
   for (const server of servers) await server.close();
 
-  const ticks = cpuAfter.totalTicks - cpuBefore.totalTicks;
-  const cpus = os.cpus().length;
-  const machineCores = ticks > 0 ? (1 - (cpuAfter.idleTicks - cpuBefore.idleTicks) / ticks) * cpus : 0;
-  const benchProcessCores =
-    (cpuAfter.self.user - cpuBefore.self.user + cpuAfter.self.system - cpuBefore.self.system) /
-    1000 /
-    measuredMs;
-  const temporalServerCores = (cpuAfter.temporalTicks - cpuBefore.temporalTicks) / 100 / (measuredMs / 1000);
-  let pgTicks = 0;
-  for (const [pid, t] of cpuAfter.postgresTicks) pgTicks += t - (cpuBefore.postgresTicks.get(pid) ?? 0);
-  const postgresCores = pgTicks / 100 / (measuredMs / 1000);
-  const ownCores = benchProcessCores + temporalServerCores + postgresCores;
+  const cores = coresBetween(cpuBefore, cpuAfter, measuredMs);
+  const ownCores = cores.benchProcessCores + cores.temporalServerCores + cores.postgresCores;
   const load: MachineLoad = {
-    cpus,
+    cpus: os.cpus().length,
     loadAvgStart,
     loadAvgEnd: os.loadavg()[0] ?? 0,
     loadAvgMax,
-    machineCores,
-    benchProcessCores,
-    temporalServerCores,
-    postgresCores,
-    otherCores: Math.max(0, machineCores - ownCores),
+    ...cores,
     cpuMsPerPage: summary.pagesFetched > 0 ? (ownCores * measuredMs) / summary.pagesFetched : Number.NaN,
     eventLoopP99Ms: loopDelay.percentile(99) / 1e6,
   };

@@ -17,7 +17,8 @@
  * peroxide-docs median 6.5 KB.
  *
  * CPU is the bench process (fetch, extraction, embedding and workflow workers run in it), the
- * Temporal server and the Postgres processes alive at the end of a crawl, from /proc.
+ * Temporal server and native Postgres (its live processes and the backends it reaped), from /proc
+ * (bench/lib/proc-stats.ts).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +31,7 @@ import { unpackSite } from '../test/helpers/sites';
 import { startTestStack } from '../test/helpers/stack';
 import { serveVersionedPages, type VersionedPages } from '../test/helpers/versioned-site';
 import type { CrawlSummary } from '../workflows/messages';
+import { postgresProcesses, processCpuMs, treeCpuMs } from './lib/proc-stats';
 
 const { values } = parseArgs({
   options: {
@@ -53,7 +55,6 @@ const WORDS = [
   'quartz',
   'ember',
 ];
-const TICK_MS = 1000 / 100;
 
 interface Measure {
   wallMs: number;
@@ -62,38 +63,6 @@ interface Measure {
   requests: number;
   loadAvg: [number, number];
   summary: CrawlSummary;
-}
-
-function procCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return 0;
-  }
-}
-
-/** The postmaster and its children (backends that exited meanwhile are not counted). */
-function postgresCpuMs(dataDir: string): number {
-  let postmaster: number;
-  try {
-    postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  } catch {
-    return 0;
-  }
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (Number(entry) === postmaster || ppid === postmaster) total += procCpuMs(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
 }
 
 /** Inline CSS and a site navigation of about `bytes` bytes, the same on every page. */
@@ -166,8 +135,8 @@ async function main(): Promise<void> {
       const loadStart = os.loadavg()[0] ?? 0;
       const before = {
         bench: process.cpuUsage(),
-        temporal: procCpuMs(stack.temporal.pid),
-        postgres: postgresCpuMs(stack.postgres.dataDir),
+        temporal: processCpuMs(stack.temporal.pid),
+        postgres: treeCpuMs(postgresProcesses(stack.postgres.dataDir)),
         wire: pages.wireBytes(),
         requests: site.log.length,
         at: performance.now(),
@@ -188,8 +157,8 @@ async function main(): Promise<void> {
       const wallMs = performance.now() - before.at;
       const self = process.cpuUsage(before.bench);
       const bench = (self.user + self.system) / 1000;
-      const temporal = procCpuMs(stack.temporal.pid) - before.temporal;
-      const postgres = postgresCpuMs(stack.postgres.dataDir) - before.postgres;
+      const temporal = processCpuMs(stack.temporal.pid) - before.temporal;
+      const postgres = treeCpuMs(postgresProcesses(stack.postgres.dataDir)) - before.postgres;
       return {
         wallMs,
         cpuMs: { bench, temporal, postgres, total: bench + temporal + postgres },

@@ -8,7 +8,6 @@
  * this process plus every Chromium process of the pool for rendering (sampled every 500 ms from
  * /proc; RSS counts pages Chromium's processes share once per process, PSS splits them). The load average is printed beside every figure: on a shared machine it explains them.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { fetchPage } from '../activities/http/fetch-page';
@@ -16,8 +15,7 @@ import { createBrowserNetwork } from '../activities/render/browser-network';
 import { BrowserPool } from '../activities/render/browser-pool';
 import { renderPage } from '../activities/render/render-page';
 import { serveSpaSite } from '../test/helpers/spa-site';
-
-const PAGE_BYTES = 4096;
+import { allProcesses, residentBytes } from './lib/proc-stats';
 
 function positive(value: string): number {
   const n = Number(value);
@@ -36,18 +34,11 @@ function memoryOfGroups(groups: readonly number[]): { rss: number; pss: number }
   const wanted = new Set(groups);
   let rss = 0;
   let pss = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (!wanted.has(Number(fields[2]))) continue;
-      rss += Number(readFileSync(`/proc/${name}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES;
-      const rollup = readFileSync(`/proc/${name}/smaps_rollup`, 'utf8');
-      pss += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) * 1024;
-    } catch {
-      // The process ended between listing and reading.
-    }
+  for (const stat of allProcesses().values()) {
+    if (!wanted.has(stat.pgrp)) continue;
+    const resident = residentBytes(stat.pid);
+    rss += resident.rss;
+    pss += resident.pss;
   }
   return { rss, pss };
 }

@@ -31,7 +31,7 @@
  * vector perturbed again as the query vector (or the real embedding of the words, with the embedder).
  * The RNG is seeded (`--seed`), so runs are repeatable.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +39,7 @@ import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
+import { fromVectorSql, toVectorSql } from '../db/vector';
 import { chunkMarkdown } from '../domain/chunking';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
@@ -47,8 +48,8 @@ import { repoRoot } from '../infra/tools-dir';
 import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
 import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
-import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
+import { htmlFiles } from './lib/html-files';
 import {
   cachingEmbedder,
   embedLegacy,
@@ -127,16 +128,6 @@ interface RealChunk {
   headingPath: string[];
   text: string;
   tokenCount: number;
-}
-
-function htmlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...htmlFiles(full));
-    else if (entry.endsWith('.html')) out.push(full);
-  }
-  return out.sort();
 }
 
 /** The site's chunks through gleaner's extractor and chunker; `every` > 1 reads every n-th page only. */
@@ -221,7 +212,7 @@ async function makeQueries(
     const start = Math.floor(random() * (words.length - length));
     const text = words.slice(start, start + length).join(' ');
     const vector = embedder ? ((await embedder.embed([text]))[0] as Float32Array) : perturb(chunk.vector);
-    queries.push({ text, vector: toVectorLiteral(vector) });
+    queries.push({ text, vector: toVectorSql(vector) });
   }
   return queries;
 }
@@ -341,7 +332,7 @@ async function insertChunks(db: Database, chunks: ChunkRow[], batchSize: number)
         batch.map((c) => c.headingPath.join('\u001f')),
         batch.map((c) => c.text),
         batch.map((c) => c.tokenCount),
-        batch.map((c) => toVectorLiteral(c.vector)),
+        batch.map((c) => toVectorSql(c.vector)),
       ],
     );
   }
@@ -544,7 +535,7 @@ async function measureNative(
   );
   const sampled = sample.rows.map((r) => ({
     text: r.content,
-    vector: Float32Array.from(JSON.parse(r.embedding) as number[]),
+    vector: Float32Array.from(fromVectorSql(r.embedding)),
   }));
   const queries = await makeQueries(QUERIES, sampled, embedder);
   const before = await indexScans(db);

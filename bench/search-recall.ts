@@ -14,12 +14,13 @@
  * cost seconds; a change to what is embedded misses the cache and is embedded afresh.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createEmbedActivities, ensureEmbeddingModel } from '../activities/embed-chunks';
 import { chunkHash } from '../activities/page-content';
 import type { Database } from '../db/database';
+import { toVectorSql } from '../db/vector';
 import { chunkMarkdown } from '../domain/chunking';
 import { LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
 import { searchableText } from '../domain/search-text';
@@ -29,6 +30,7 @@ import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
 import { unpackSite } from '../test/helpers/sites';
+import { htmlFiles } from './lib/html-files';
 
 export interface Question {
   q: string;
@@ -55,16 +57,6 @@ export function loadQuestionSets(): QuestionSet[] {
     };
     return { name, site, origin: `http://${name}.bench.test`, questions: parsed.questions };
   });
-}
-
-function htmlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) out.push(...htmlFiles(full));
-    else if (entry.endsWith('.html')) out.push(full);
-  }
-  return out.sort();
 }
 
 /** Extracts, chunks and stores every page of the set's site; returns the page ids. */
@@ -320,7 +312,7 @@ export async function embedLegacy(db: Database, embedder: TextEmbedder): Promise
          FROM unnest($1::bigint[], $2::text[]) AS v(id, e) WHERE c.id = v.id`,
       [
         batch.map((row) => row.id),
-        vectors.map((vector) => `[${Array.from(vector).join(',')}]`),
+        vectors.map((vector) => toVectorSql(vector)),
         embedder.identity.name,
         LEGACY_EMBEDDING_INPUT_FORMAT,
       ],

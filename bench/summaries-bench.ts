@@ -6,7 +6,7 @@
  *   npx tsx bench/summaries-bench.ts skopt-0.9 [--sample 20] [--json]
  */
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -18,6 +18,7 @@ import { centroid } from '../domain/key-phrases';
 import { isValidTagSet } from '../domain/tags';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { unpackSite } from '../test/helpers/sites';
+import { htmlFiles } from './lib/html-files';
 
 const args = process.argv.slice(2);
 const siteName = args[0] ?? 'skopt-0.9';
@@ -25,19 +26,12 @@ const sampleSize = Number(args[args.indexOf('--sample') + 1] || 20);
 const root = unpackSite(siteName);
 const origin = 'http://127.0.0.1:8000';
 
-function htmlFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name.startsWith('_') ? [] : htmlFiles(full);
-    return entry.name.endsWith('.html') ? [full] : [];
-  });
-}
-
 const embedder = await loadDefaultEmbedder();
 const limitAt = args.indexOf('--limit');
-const files = htmlFiles(root)
-  .sort()
-  .slice(0, limitAt === -1 ? undefined : Number(args[limitAt + 1]));
+const files = htmlFiles(root, (name) => name.startsWith('_')).slice(
+  0,
+  limitAt === -1 ? undefined : Number(args[limitAt + 1]),
+);
 let valid = 0;
 let withSummary = 0;
 let withExtractiveSummary = 0;

@@ -25,64 +25,22 @@
  * File names, the site and the crawl spec are fixed, so a re-run rewrites the same files; only
  * ports, timestamps and ids inside differ.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type http from 'node:http';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { temporal } from '@temporalio/proto';
-import {
-  crawlWorkflowId,
-  originWorkflowId,
-  pageWorkflowId,
-  TASK_QUEUES,
-  WORKFLOW_TYPES,
-} from '../domain/temporal-names';
+import { crawlWorkflowId, originWorkflowId, pageWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { type SiteServer, serveSite } from '../test/helpers/site-server';
-import { startTestStack, type TestStack } from '../test/helpers/stack';
-import type { CrawlSummary } from '../workflows/messages';
+import type { TestStack } from '../test/helpers/stack';
+import {
+  closedHistory,
+  type HistoryManifestEntry,
+  readManifest,
+  routeHtml,
+  runFixtureCrawl,
+  withRecordingStack,
+  writeHistory,
+  writeManifest,
+} from './lib/record-history';
 
-const OUT_DIR = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'test',
-  'fixtures',
-  'histories',
-);
 const CRAWL_ID = 'history-fixture';
 const RECRAWL_ID = 'history-fixture-recrawl';
-
-/**
- * `historyToJSON` from `@temporalio/common/lib/proto-utils`, with one difference: it uses the
- * protobufjs copy that `@temporalio/proto`'s types were built with. In this install npm keeps a
- * separate protobufjs 8 under each of @temporalio/common, /proto and /worker (the root holds
- * @grpc/proto-loader's protobufjs 7), so the SDK's own `historyToJSON` throws "type must be a
- * Type" (its `instanceof` check sees a Type from another copy). Output format is identical:
- * proto3 JSON, as `temporal workflow show --output json` writes it.
- */
-function historyToJSON(history: temporal.api.history.v1.IHistory): string {
-  const require = createRequire(import.meta.url);
-  const proto = require('@temporalio/proto') as typeof import('@temporalio/proto');
-  const { patchProtobufRoot } = require('@temporalio/proto/lib/patch-protobuf-root') as {
-    patchProtobufRoot: (root: unknown) => { lookupType(name: string): unknown };
-  };
-  const { toJson } = createRequire(require.resolve('@temporalio/proto'))('protobufjs/ext/protojson') as {
-    toJson(type: unknown, message: unknown): unknown;
-  };
-  const historyType = patchProtobufRoot(proto).lookupType('temporal.api.history.v1.History');
-  return JSON.stringify(
-    toJson(historyType, proto.temporal.api.history.v1.History.fromObject(history)),
-    null,
-    2,
-  );
-}
-
-export interface HistoryManifestEntry {
-  /** File name in test/fixtures/histories. */
-  file: string;
-  workflowId: string;
-  workflowType: string;
-}
 
 function html(title: string, links: string[]): string {
   const anchors = links.map((href, i) => `<li><a href="${href}">link ${i + 1} of ${title}</a></li>`).join('');
@@ -90,12 +48,6 @@ function html(title: string, links: string[]): string {
     `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>` +
     `<p>Fixture page ${title} for recording workflow histories.</p><ul>${anchors}</ul></main></body></html>`
   );
-}
-
-function page(body: string): (req: http.IncomingMessage, res: http.ServerResponse) => void {
-  return (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-  };
 }
 
 /** Primary: 8 HTML pages, a 404, a text/plain page and two links to the secondary origin. */
@@ -110,23 +62,17 @@ function buildSites(primary: SiteServer, secondary: SiteServer): void {
     '/blog': ['/faq', '/'],
     '/faq': [],
   };
-  for (const [pathname, links] of Object.entries(pages)) primary.route(pathname, page(html(pathname, links)));
+  for (const [pathname, links] of Object.entries(pages)) routeHtml(primary, pathname, html(pathname, links));
   primary.route('/notes', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('plain notes, not a page\n');
   });
   // '/missing' and '/robots.txt' fall through to the server's 404.
-  secondary.route('/', page(html('secondary home', ['/partners', `${primary.origin}/`])));
-  secondary.route('/partners', page(html('secondary partners', ['/'])));
+  routeHtml(secondary, '/', html('secondary home', ['/partners', `${primary.origin}/`]));
+  routeHtml(secondary, '/partners', html('secondary partners', ['/']));
 }
 
-async function record(stack: TestStack, name: string, workflowId: string, workflowType: string) {
-  const handle = stack.client.workflow.getHandle(workflowId);
-  await handle.result(); // a closed workflow's history is complete
-  const history = await handle.fetchHistory();
-  const file = `${name}.json`;
-  writeFileSync(path.join(OUT_DIR, file), `${historyToJSON(history)}\n`);
-  console.info(`wrote ${file}: ${history.events?.length ?? 0} events (${workflowId})`);
-  return { file, workflowId, workflowType } satisfies HistoryManifestEntry;
+async function record(stack: TestStack, file: string, workflowId: string, workflowType: string) {
+  return writeHistory({ file, workflowId, workflowType }, await closedHistory(stack, workflowId));
 }
 
 /** Crawls the fixture site; refuses to go on unless both origins and all 10 pages were fetched. */
@@ -136,20 +82,12 @@ async function crawlFixture(
   seed: string,
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-    taskQueue: TASK_QUEUES.crawl,
-    workflowId: crawlWorkflowId(crawlId),
-    args: [
-      {
-        crawlId,
-        seeds: [seed],
-        scope: 'same-site', // both origins are 127.0.0.1 (different ports): one site
-        delayMs: 50,
-        allowHosts: ['127.0.0.1'],
-        maxPages: 100,
-        ...extra,
-      },
-    ],
+  const summary = await runFixtureCrawl(stack, {
+    crawlId,
+    seeds: [seed],
+    scope: 'same-site', // both origins are 127.0.0.1 (different ports): one site
+    maxPages: 100,
+    ...extra,
   });
   console.info(`${crawlId} summary`, summary);
   if (summary.status !== 'completed' || summary.origins !== 2 || summary.pagesFetched !== 10) {
@@ -161,8 +99,7 @@ async function main(): Promise<void> {
   const primary = await serveSite(undefined);
   const secondary = await serveSite(undefined);
   buildSites(primary, secondary);
-  const stack = await startTestStack();
-  try {
+  await withRecordingStack([primary, secondary], async (stack) => {
     await crawlFixture(stack, CRAWL_ID, primary.url);
 
     const seed = await stack.db.query<{ id: number }>(
@@ -174,50 +111,41 @@ async function main(): Promise<void> {
 
     await crawlFixture(stack, RECRAWL_ID, primary.url, { perOriginConcurrency: 2 });
 
-    mkdirSync(OUT_DIR, { recursive: true });
     const manifest: HistoryManifestEntry[] = [
-      await record(stack, 'crawl', crawlWorkflowId(CRAWL_ID), WORKFLOW_TYPES.crawl),
+      await record(stack, 'crawl.json', crawlWorkflowId(CRAWL_ID), WORKFLOW_TYPES.crawl),
       await record(
         stack,
-        'origin-primary',
+        'origin-primary.json',
         originWorkflowId(CRAWL_ID, primary.origin),
         WORKFLOW_TYPES.origin,
       ),
       await record(
         stack,
-        'origin-secondary',
+        'origin-secondary.json',
         originWorkflowId(CRAWL_ID, secondary.origin),
         WORKFLOW_TYPES.origin,
       ),
-      await record(stack, 'page', pageWorkflowId(CRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
+      await record(stack, 'page.json', pageWorkflowId(CRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
       await record(
         stack,
-        'origin-concurrent',
+        'origin-concurrent.json',
         originWorkflowId(RECRAWL_ID, primary.origin),
         WORKFLOW_TYPES.origin,
       ),
     ];
     // Older recordings (`<name>.vN.json`) stay in the manifest: workflows of that code may still run.
-    const manifestFile = path.join(OUT_DIR, 'manifest.json');
-    const previous: HistoryManifestEntry[] = existsSync(manifestFile)
-      ? JSON.parse(readFileSync(manifestFile, 'utf8'))
-      : [];
     // origin-render.json and origin-spill.json are recorded by scripts/record-{render,spill}-history.ts.
     manifest.push(
-      ...previous.filter(
+      ...readManifest().filter(
         (entry) =>
           /\.v\d+\.json$/.test(entry.file) ||
           entry.file === 'origin-render.json' ||
           entry.file === 'origin-spill.json',
       ),
     );
-    writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
-    console.info(`wrote manifest.json (${manifest.length} histories) to ${OUT_DIR}`);
-  } finally {
-    await stack.close();
-    await primary.close();
-    await secondary.close();
-  }
+    writeManifest(manifest);
+    console.info(`wrote manifest.json (${manifest.length} histories)`);
+  });
 }
 
 await main();

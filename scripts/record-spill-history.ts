@@ -9,32 +9,27 @@
  * origin links to every leaf, so a batch arriving by signal overfills the frontier and `spillUrls`
  * parks it. Kept apart from record-histories.ts so re-recording one never rewrites the other.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { originWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { pageHtml } from '../test/helpers/generated-site';
-import { historyToJSON } from '../test/helpers/history-json';
 import { type SiteServer, serveSite } from '../test/helpers/site-server';
-import { startTestStack } from '../test/helpers/stack';
-import type { CrawlSummary } from '../workflows/messages';
+import {
+  closedHistory,
+  replaceInManifest,
+  routeHtml,
+  runFixtureCrawl,
+  withRecordingStack,
+  writeHistory,
+} from './lib/record-history';
 
-const OUT_DIR = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'test',
-  'fixtures',
-  'histories',
-);
 const CRAWL_ID = 'history-fixture-spill';
-const FILE = 'origin-spill.json';
 const SECTIONS = 14;
 
 function serve(site: SiteServer, pathname: string, links: string[]): void {
-  const html = pageHtml(`Page ${pathname}`, links, 'Fixture page for recording a spilling frontier.');
-  site.route(pathname, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
-  });
+  routeHtml(
+    site,
+    pathname,
+    pageHtml(`Page ${pathname}`, links, 'Fixture page for recording a spilling frontier.'),
+  );
 }
 
 const big = await serveSite(undefined);
@@ -50,24 +45,15 @@ serve(
   '/',
   sections.map((section) => `${big.origin}${section}/leaf`),
 );
-const stack = await startTestStack();
-try {
-  const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-    taskQueue: TASK_QUEUES.crawl,
-    workflowId: crawlWorkflowId(CRAWL_ID),
-    args: [
-      {
-        crawlId: CRAWL_ID,
-        seeds: [big.url, feeder.url],
-        scope: 'same-site',
-        delayMs: 50,
-        allowHosts: ['127.0.0.1'],
-        frontierMaxUrls: 10,
-      },
-    ],
+await withRecordingStack([big, feeder], async (stack) => {
+  const summary = await runFixtureCrawl(stack, {
+    crawlId: CRAWL_ID,
+    seeds: [big.url, feeder.url],
+    scope: 'same-site',
+    frontierMaxUrls: 10,
   });
   const workflowId = originWorkflowId(CRAWL_ID, big.origin);
-  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await closedHistory(stack, workflowId);
   const activities = new Set(
     (history.events ?? []).map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name),
   );
@@ -80,19 +66,7 @@ try {
       `unexpected outcome, not recording: ${JSON.stringify({ summary, activities: [...activities] })}`,
     );
   }
-  writeFileSync(path.join(OUT_DIR, FILE), `${historyToJSON(history)}\n`);
-  const manifestFile = path.join(OUT_DIR, 'manifest.json');
-  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Array<{ file: string }>;
-  const entry = { file: FILE, workflowId, workflowType: WORKFLOW_TYPES.origin };
-  writeFileSync(
-    manifestFile,
-    `${JSON.stringify([...manifest.filter((e) => e.file !== FILE), entry], null, 2)}\n`,
-  );
-  console.info(
-    `wrote ${FILE}: ${history.events?.length ?? 0} events (${workflowId}); spillUrls ${activities.has('spillUrls') ? 'ran' : 'did not run'}`,
-  );
-} finally {
-  await stack.close();
-  await big.close();
-  await feeder.close();
-}
+  const entry = { file: 'origin-spill.json', workflowId, workflowType: WORKFLOW_TYPES.origin };
+  const spill = `; spillUrls ${activities.has('spillUrls') ? 'ran' : 'did not run'}`;
+  replaceInManifest(writeHistory(entry, history, spill));
+});

@@ -21,7 +21,7 @@ import {
   type SelectedHeaders,
 } from './fetch-result.ts';
 import { type BodyProgress, parseContentEncoding, readBody, unsupportedEncoding } from './read-body.ts';
-import { checkUrl, createPinnedClient } from './ssrf-guard.ts';
+import { type CheckedTarget, checkUrl, createPinnedClient } from './ssrf-guard.ts';
 
 export const ACCEPT_HEADER = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1';
 export const ACCEPT_ENCODING_HEADER = 'gzip, deflate, br';
@@ -57,8 +57,10 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
   };
   const visited = new Set<string>([withoutHash(url)]);
   let current = url;
+  let target = await guardHop(current, opts, chain);
   for (;;) {
-    const outcome = await fetchHop(current, opts, chain);
+    if (target.kind === 'result') return target.result;
+    const outcome = await fetchHop(current, target.target, opts, chain);
     if (outcome.kind === 'result') return outcome.result;
 
     chain.redirects.push(current);
@@ -70,23 +72,41 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
     if (chain.redirects.length > opts.maxRedirects) {
       return { kind: 'redirect-limit', reason: 'too-many', location: next, ...base(chain, current, extra) };
     }
-    // The guard's verdict on the address comes first: a hop it refuses is reported as `blocked` by
-    // the next fetchHop, and its host is never asked for a robots.txt by `beforeRedirect`.
-    if (opts.beforeRedirect && (await addressAllowed(next, opts)) && !(await opts.beforeRedirect(next))) {
+    // The guard's verdict on the address comes first: a hop it refuses is reported as `blocked`, and
+    // its host is never asked for a robots.txt by `beforeRedirect`. The addresses it checked are the
+    // ones the hop connects to: one resolution per hop, so nothing can change between check and connect.
+    const nextTarget = await guardHop(next, opts, chain);
+    if (opts.beforeRedirect && nextTarget.kind === 'target' && !(await opts.beforeRedirect(next))) {
       return { kind: 'redirect-limit', reason: 'refused', location: next, ...base(chain, current, extra) };
     }
     visited.add(next);
     current = next;
+    target = nextTarget;
   }
 }
 
-async function addressAllowed(url: string, opts: ResolvedFetchOptions): Promise<boolean> {
+/** The SSRF guard's verdict on one hop: the checked addresses to connect to, or the final result. */
+type GuardedHop =
+  | { readonly kind: 'target'; readonly target: CheckedTarget }
+  | { readonly kind: 'result'; readonly result: FetchPageResult };
+
+async function guardHop(url: string, opts: ResolvedFetchOptions, chain: Chain): Promise<GuardedHop> {
   try {
-    await checkUrl(url, guardOptions(opts));
-    return true;
-  } catch {
+    return { kind: 'target', target: await checkUrl(url, guardOptions(opts)) };
+  } catch (err) {
     rethrowIfAborted(opts.signal);
-    return false;
+    if (err instanceof BlockedUrlError) {
+      const { reason, message, address, addressClass } = err;
+      const detail = { ...(address ? { address } : {}), ...(addressClass ? { addressClass } : {}) };
+      return {
+        kind: 'result',
+        result: { kind: 'blocked', reason, message, ...detail, ...base(chain, url, {}) },
+      };
+    }
+    return {
+      kind: 'result',
+      result: { kind: 'network-error', ...networkError(err), ...base(chain, url, {}) },
+    };
   }
 }
 
@@ -99,21 +119,14 @@ function guardOptions(opts: ResolvedFetchOptions): Parameters<typeof checkUrl>[1
   };
 }
 
-async function fetchHop(current: string, opts: ResolvedFetchOptions, chain: Chain): Promise<HopOutcome> {
+/** One request to the guard's checked addresses only (a client pinned to them). */
+async function fetchHop(
+  current: string,
+  target: CheckedTarget,
+  opts: ResolvedFetchOptions,
+  chain: Chain,
+): Promise<HopOutcome> {
   const result = (r: FetchPageResult): HopOutcome => ({ kind: 'result', result: r });
-  let target: Awaited<ReturnType<typeof checkUrl>>;
-  try {
-    target = await checkUrl(current, guardOptions(opts));
-  } catch (err) {
-    rethrowIfAborted(opts.signal);
-    if (err instanceof BlockedUrlError) {
-      const { reason, message, address, addressClass } = err;
-      const detail = { ...(address ? { address } : {}), ...(addressClass ? { addressClass } : {}) };
-      return result({ kind: 'blocked', reason, message, ...detail, ...base(chain, current, {}) });
-    }
-    return result({ kind: 'network-error', ...networkError(err), ...base(chain, current, {}) });
-  }
-
   const client = createPinnedClient(target, opts.connectTimeoutMs);
   let response: Dispatcher.ResponseData | undefined;
   try {

@@ -4,12 +4,16 @@
  * Postgres backend that exited, or the Temporal server reaped by the gleaner process, is not lost.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 
 const TICKS_PER_SECOND = 100;
+const MS_PER_TICK = 1000 / TICKS_PER_SECOND;
 
 export interface ProcStat {
   pid: number;
   ppid: number;
+  /** Process group (a browser launched detached leads its own). */
+  pgrp: number;
   comm: string;
   /** utime + stime + cutime + cstime, in ms. */
   cpuMs: number;
@@ -24,11 +28,16 @@ export function readProcStat(pid: number): ProcStat | undefined {
   }
   const close = stat.lastIndexOf(')');
   const comm = stat.slice(stat.indexOf('(') + 1, close);
-  // Fields after the command, 0-based: state, ppid, ..., utime (11), stime (12), cutime (13), cstime (14).
+  // Fields after the command, 0-based: state, ppid, pgrp, ..., utime (11), stime (12), cutime (13), cstime (14).
   const fields = stat.slice(close + 2).split(' ');
   if (fields[0] === 'Z') return undefined;
   const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
-  return { pid, ppid: Number(fields[1]), comm, cpuMs: (ticks * 1000) / TICKS_PER_SECOND };
+  return { pid, ppid: Number(fields[1]), pgrp: Number(fields[2]), comm, cpuMs: ticks * MS_PER_TICK };
+}
+
+/** CPU ms of one process (with its reaped children); 0 once it is gone. */
+export function processCpuMs(pid: number): number {
+  return readProcStat(pid)?.cpuMs ?? 0;
 }
 
 /** Every live process, by pid. */
@@ -64,6 +73,70 @@ export function processTree(root: number, all: Map<number, ProcStat> = allProces
 
 export function treeCpuMs(tree: readonly ProcStat[]): number {
   return tree.reduce((sum, stat) => sum + stat.cpuMs, 0);
+}
+
+/**
+ * A native Postgres: its postmaster (from `postmaster.pid` in the data directory) and the backends
+ * under it. Backends that exited count through the postmaster's reaped-children time.
+ */
+export function postgresProcesses(dataDir: string | undefined): ProcStat[] {
+  if (!dataDir) return [];
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return [];
+  }
+  return processTree(postmaster);
+}
+
+/** Time all cores spent busy, and in all, since boot, in ms (/proc/stat; idle and iowait are not busy). */
+export function machineCpuMs(): { busyMs: number; totalMs: number } {
+  let line: string;
+  try {
+    line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return { busyMs: 0, totalMs: 0 }; // not Linux
+  }
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const busy = (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+  return { busyMs: busy * MS_PER_TICK, totalMs: (busy + (idle ?? 0) + (iowait ?? 0)) * MS_PER_TICK };
+}
+
+/** Time a process's threads spent runnable but waiting for a core, in ns (schedstat, field 2). */
+export function runQueueWaitNs(pid: number): number {
+  let total = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1] ?? 0);
+      } catch {
+        // thread gone
+      }
+    }
+  } catch {
+    // process gone, or not Linux
+  }
+  return total;
+}
+
+/**
+ * Resident memory of a process now, in bytes: RSS counts shared pages in every process that maps
+ * them, PSS splits them between those processes. Zeros once it is gone.
+ */
+export function residentBytes(pid: number): { rss: number; pss: number } {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kB = (field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0) * 1024;
+    return { rss: kB('Rss'), pss: kB('Pss') };
+  } catch {
+    return { rss: 0, pss: 0 };
+  }
 }
 
 /** Peak resident set size of a process (VmHWM), in bytes; 0 once it is gone. */

@@ -3,11 +3,10 @@
  * first request the site server sees to the end the caller marks), peak RSS per role, and the
  * machine's busy cores over the same window (to show how much other jobs took).
  */
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RequestLogEntry } from '../../test/helpers/site-server';
-import { allProcesses, PeakRssTracker, type ProcStat, treeCpuMs } from './proc-stats';
+import { allProcesses, machineCpuMs, PeakRssTracker, type ProcStat, treeCpuMs } from './proc-stats';
 
 /** Picks a role's processes out of one /proc listing. */
 export type RoleSelector = (all: Map<number, ProcStat>) => ProcStat[];
@@ -103,13 +102,11 @@ export class RunMonitor {
       );
     }
     const { user, system } = process.cpuUsage();
-    return { atMs: Date.now(), cpuMs, machineBusyMs: machineBusyMs(), benchCpuMs: (user + system) / 1000 };
+    return {
+      atMs: Date.now(),
+      cpuMs,
+      machineBusyMs: machineCpuMs().busyMs,
+      benchCpuMs: (user + system) / 1000,
+    };
   }
-}
-
-/** Busy time of all cores since boot, in ms (/proc/stat: everything but idle and iowait). */
-function machineBusyMs(): number {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
-  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 10;
 }

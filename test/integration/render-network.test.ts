@@ -69,9 +69,16 @@ const reader = (urls: string[]) =>
     }
   </script></body></html>`;
 
+const text = (body: string) => (_req: http.IncomingMessage, res: http.ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'text/plain' }).end(body);
+
 function network(allowHosts: string[]) {
   return createBrowserNetwork({ userAgent: UA, allowHosts, robots, maxBodyBytes: 1024 * 1024, resolve });
 }
+
+/** Renders `url` in the shared browser pool, every request going through a network allowing `allowHosts`. */
+const render = (url: string, allowHosts = ['127.0.0.1']) =>
+  renderPage(pool, url, { userAgent: UA, network: network(allowHosts) });
 
 beforeAll(async () => {
   diagnosticsChannel.subscribe('net.client.socket', onSocket);
@@ -81,9 +88,7 @@ beforeAll(async () => {
   robots = createRobotsPolicy({ db, resolve });
   pool = new BrowserPool({ maxPages: 1 });
   outsider = await serveSite(undefined, { host: '127.0.0.2' });
-  outsider.route('/secret', (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('outsiderleakedsecret'),
-  );
+  outsider.route('/secret', text('outsiderleakedsecret'));
   sockets = http.createServer((_req, res) => res.writeHead(404).end());
   sockets.on('upgrade', (req, socket) => {
     upgrades.push(req.url ?? '');
@@ -103,15 +108,9 @@ beforeAll(async () => {
       </script>`,
     ),
   );
-  site.route('/robots.txt', (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n'),
-  );
-  site.route('/api/data', (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('publicdataword'),
-  );
-  site.route('/private/secret', (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('robotsleakedsecret'),
-  );
+  site.route('/robots.txt', text('User-agent: *\nDisallow: /private/\n'));
+  site.route('/api/data', text('publicdataword'));
+  site.route('/private/secret', text('robotsleakedsecret'));
   site.route('/api/inside', redirect('/api/data'));
   site.route('/api/to-private', redirect('/private/secret'));
   site.route('/api/to-outsider', redirect(`${outsider.origin}/secret`));
@@ -156,10 +155,7 @@ const requested = (server: SiteServer, path: string) => server.log.some((entry) 
 
 describe('the browser network', () => {
   it('renders a page on a hostname Chromium cannot resolve: every request went through the pinned client', async () => {
-    const page = await renderPage(pool, `http://app.test:${site.port}/named`, {
-      userAgent: UA,
-      network: network(['app.test']),
-    });
+    const page = await render(`http://app.test:${site.port}/named`, ['app.test']);
     expect(page.status).toBe(200);
     expect(page.html).toContain('got /api/data: publicdataword');
     expect(resolverCalls).toContain('app.test');
@@ -170,10 +166,7 @@ describe('the browser network', () => {
 
   it('a name that rebinds to a private address after the check gets nothing and is never connected to', async () => {
     const before = site.log.length;
-    const page = await renderPage(pool, `http://rebind.test:${site.port}/rebind`, {
-      userAgent: UA,
-      network: network(['127.0.0.1']),
-    });
+    const page = await render(`http://rebind.test:${site.port}/rebind`);
     expect(rebound).toBe(true);
     expect(page.html).toContain('refused /api/data');
     expect(page.html).not.toContain('publicdataword');
@@ -186,10 +179,7 @@ describe('the browser network', () => {
   });
 
   it("checks every redirect hop of a script's requests: robots, origin and address", async () => {
-    const page = await renderPage(pool, `${site.origin}/reader`, {
-      userAgent: UA,
-      network: network(['127.0.0.1']),
-    });
+    const page = await render(`${site.origin}/reader`);
     // A same-origin redirect to an allowed path is followed.
     expect(page.html).toContain('got /api/inside: publicdataword');
     for (const hop of ['/api/to-private', '/api/to-outsider', '/api/to-internal'])
@@ -213,32 +203,24 @@ describe('the browser network', () => {
   });
 
   it('checks every redirect hop of the navigation', async () => {
-    const followed = await renderPage(pool, `${site.origin}/old`, {
-      userAgent: UA,
-      network: network(['127.0.0.1']),
-    });
+    const followed = await render(`${site.origin}/old`);
     expect(followed.finalUrl).toBe(`${site.origin}/named`);
     expect(followed.redirects).toEqual([`${site.origin}/old`]);
     expect(followed.html).toContain('got /api/data: publicdataword');
 
-    await expect(
-      renderPage(pool, `${site.origin}/old-private`, { userAgent: UA, network: network(['127.0.0.1']) }),
-    ).rejects.toThrow(new NavigationRefusedError(`${site.origin}/private/page: disallowed by robots.txt`));
+    await expect(render(`${site.origin}/old-private`)).rejects.toThrow(
+      new NavigationRefusedError(`${site.origin}/private/page: disallowed by robots.txt`),
+    );
     expect(requested(site, '/private/page')).toBe(false);
 
-    await expect(
-      renderPage(pool, `${site.origin}/old-internal`, { userAgent: UA, network: network(['127.0.0.1']) }),
-    ).rejects.toThrow(
+    await expect(render(`${site.origin}/old-internal`)).rejects.toThrow(
       /internal\.test:\d+\/named: blocked by the SSRF guard: internal\.test resolves to 10\.0\.0\.1/,
     );
     expect(connects).not.toContain('10.0.0.1');
   });
 
   it('images, fonts, media and third-party scripts stay unloaded; stylesheets of the page load', async () => {
-    const page = await renderPage(pool, `${site.origin}/assets`, {
-      userAgent: UA,
-      network: network(['127.0.0.1']),
-    });
+    const page = await render(`${site.origin}/assets`);
     expect(page.html).toContain('assets page');
     expect(requested(site, '/style.css')).toBe(true);
     for (const path of ['/img.png', '/clip.mp4', '/font.woff2'])
@@ -250,10 +232,7 @@ describe('the browser network', () => {
   });
 
   it('opens no WebSocket (page.route does not see them): closed before any connection', async () => {
-    const page = await renderPage(pool, `${site.origin}/socket`, {
-      userAgent: UA,
-      network: network(['127.0.0.1']),
-    });
+    const page = await render(`${site.origin}/socket`);
     expect(page.html).toContain('socket page');
     // The page may see a socket open (Playwright's stand-in) that closes at once; no server sees it.
     expect(page.refused.filter((entry) => entry.reason === 'websocket not opened')).toHaveLength(2);

@@ -293,6 +293,36 @@ describe('fetchPage: redirects', () => {
     expect(inner.log).toHaveLength(0);
   });
 
+  it('resolves a redirect hop once, asks beforeRedirect, and connects to the address it checked', async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === '/start') {
+        res.writeHead(302, { location: `http://hop.test:${server.port}/there` });
+        res.end();
+      } else html(res, 'arrived');
+    });
+    const lookups: string[] = [];
+    const resolve: Resolver = async (hostname) => {
+      lookups.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const asked: string[] = [];
+    const beforeRedirect = async (url: string) => {
+      asked.push(url);
+      return true;
+    };
+    const r = expectKind(
+      await fetchPage(`http://start.test:${server.port}/start`, allowLoopback({ resolve, beforeRedirect })),
+      'ok',
+    );
+    expect(r.text).toBe('arrived');
+    expect(asked).toEqual([`http://hop.test:${server.port}/there`]);
+    expect(lookups).toEqual(['start.test', 'hop.test']);
+    expect(server.log.map((l) => l.headers.host)).toEqual([
+      `start.test:${server.port}`,
+      `hop.test:${server.port}`,
+    ]);
+  });
+
   it('blocks a redirect to a non-http scheme', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(301, { location: 'file:///etc/passwd' });

@@ -1,0 +1,14 @@
+/**
+ * The one test a URL passes before it is claimed for a crawl, whichever way it was found (a link
+ * on a fetched page, a sitemap, a page already in the store): in the crawl's scope and none of
+ * the URLs the crawler leaves alone by default.
+ */
+import { hasNonPageExtension } from './page-filter';
+import { isDeniedByDefault, type ScopePredicate } from './scope';
+import { trapReason } from './traps';
+
+export function isCrawlable(url: string, inScope: ScopePredicate): boolean {
+  return (
+    inScope(url) && !isDeniedByDefault(url) && !hasNonPageExtension(url) && trapReason(url) === undefined
+  );
+}
