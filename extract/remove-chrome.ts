@@ -46,6 +46,19 @@ function isLetterAvatar(el: Element, chars: number): boolean {
   return false;
 }
 
+/**
+ * Labels of calls to action: a link or button-like element whose whole text is an order to the
+ * reader ("Learn more", "Get a quote", "Sign up"). They point at another page or a form; the text
+ * around them says what they are about.
+ */
+const CALL_TO_ACTION =
+  /^(?:learn more|read more|find out more|see more|view more|discover more|see details|view details|more info(?:rmation)?|get (?:started|a (?:free )?quote|a demo|in touch)(?: today| now)?|sign ?up(?: now| today| for free)?|register(?: now)?|subscribe(?: now)?|download(?: now)?|(?:book|request|watch|schedule|get) a (?:free )?demo|watch (?:the )?(?:demo|video)|contact (?:us|sales)|talk to (?:sales|us|an expert)|shop now|buy now|order now|add to (?:cart|bag|basket|wishlist)|try (?:it )?(?:for )?free|start (?:your )?free trial|apply now|join now|explore(?: now)?)\s*[›»→>]?$/i;
+
+function isCallToAction(el: Element, text: string): boolean {
+  if (!CALL_TO_ACTION.test(text)) return false;
+  return el.localName === 'a' || el.querySelector('a') !== null || /\b(?:btn|button|cta)\b/i.test(nameOf(el));
+}
+
 /** `summary`: a `<details>` toggle's own label ("Expand description") is a control, not content. */
 const CHROME_TEXT_TAGS = new Set(['a', 'p', 'li', 'div', 'span', 'summary']);
 const CHROME_TEXT_MAX_CHARS = 40;
@@ -134,6 +147,7 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
     // Post controls are often indented markup: their length is judged without the whitespace.
     if (
       (text.length < CHROME_TEXT_MAX_CHARS && CHROME_TEXT.test(trimmed)) ||
+      isCallToAction(el, trimmed.replace(/\s+/g, ' ')) ||
       POST_CHROME_TEXT.test(trimmed.replace(/\s+/g, ' ')) ||
       isLetterAvatar(el, chars[i] ?? 0)
     ) {
