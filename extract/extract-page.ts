@@ -10,22 +10,16 @@
  * Readability run on its pick alone may trim it ({@link refineWithReadability}).
  */
 import { Readability } from '@mozilla/readability';
-import {
-  blockText,
-  type Candidate,
-  type ChromeOptions,
-  countWords,
-  measure,
-  removeChrome,
-  selectByChain,
-} from './content';
+import { blockText, type Candidate, countWords, measure } from './candidate';
 import { type DomKind, parseDocument } from './dom';
 import { normalizeContent, toMarkdown } from './markdown';
 import { extractMetadata, type PageMetadata, readingTimeMinutes } from './metadata';
 import { isProductPage, sellsOneThing } from './product';
 import { refineWithReadability } from './refine';
+import { type ChromeOptions, removeChrome } from './remove-chrome';
 import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
 import { sanitizeHtml } from './sanitize';
+import { selectByChain } from './selector-chain';
 import { keepStreamPlaceholders, mayHaveStreamedSegments, revealStreamedSegments } from './streamed-segments';
 
 /** Seed 004's chain: landmarks first, then containers of common documentation and blog generators. */

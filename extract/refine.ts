@@ -15,9 +15,11 @@
  * rebuilds many elements, so what it kept cannot be traced back reliably).
  */
 import { Readability } from '@mozilla/readability';
-import { ADMONITION, type Candidate, type ChromeOptions, countWords, measure, removeChrome } from './content';
+import { type Candidate, countWords, measure } from './candidate';
 import { type DomKind, parseDocument } from './dom';
+import { ADMONITION } from './link-lists';
 import { renameElement } from './markdown';
+import { type ChromeOptions, removeChrome } from './remove-chrome';
 
 /** Below this many words Readability's pick is a fragment, not a trimmed article. */
 const MIN_REFINED_WORDS = 200;

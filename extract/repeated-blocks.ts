@@ -5,7 +5,7 @@
  * parent whose children repeat one structure (same tag and first class) and carry the most words, and
  * hands back that parent so every post or card is kept. Generic structure only; no site names.
  */
-import { countWords } from './content';
+import { countWords } from './candidate';
 
 /** Child elements that can be the repeated unit. Paragraph runs are Readability's job. */
 const UNIT_TAGS = new Set(['div', 'article', 'section', 'li', 'tr', 'dl', 'details', 'blockquote', 'figure']);
