@@ -49,31 +49,45 @@ export interface PageBatchDeps {
 }
 
 /**
- * Runs `step` for every id, all at once (the extraction pool and the model queue bound the real
- * concurrency). A non-retryable failure is that page's own result; any other failure (an outage)
- * fails the activity once every page has settled, so Temporal retries the batch.
+ * Pages of one batch in progress at a time. The page worker runs several batch activities at once
+ * (its slots), and every page in progress holds database connections and pool threads that the
+ * process's fetches need too: a whole batch at once starved a single-process worker's fetches of
+ * pool connections. Two per batch keeps both cores busy.
+ */
+const PAGES_IN_PROGRESS = 2;
+
+/**
+ * Runs `step` for every id, `PAGES_IN_PROGRESS` at a time. A non-retryable failure is that page's
+ * own result; any other failure (an outage) fails the activity once the pages started have
+ * settled, so Temporal retries the batch.
  */
 async function eachPage<T>(
   pageIds: readonly number[],
   step: (pageId: number) => Promise<T>,
 ): Promise<Array<{ pageId: number; value?: T; error?: string }>> {
   const beat = startHeartbeat();
+  const results: Array<{ pageId: number; value?: T; error?: string }> = [];
+  let transient: { error: unknown } | undefined;
+  let next = 0;
+  const lane = async () => {
+    while (next < pageIds.length && !transient) {
+      const index = next++;
+      const pageId = pageIds[index] as number;
+      try {
+        results[index] = { pageId, value: await step(pageId) };
+      } catch (error) {
+        if (isPermanent(error)) results[index] = { pageId, error: (error as Error).message };
+        else transient ??= { error };
+      }
+    }
+  };
   try {
-    const settled = await Promise.allSettled(pageIds.map((pageId) => step(pageId)));
-    const transient = settled.find(
-      (result): result is PromiseRejectedResult =>
-        result.status === 'rejected' && !isPermanent(result.reason),
-    );
-    if (transient) throw transient.reason;
-    return settled.map((result, i) => {
-      const pageId = pageIds[i] as number;
-      return result.status === 'fulfilled'
-        ? { pageId, value: result.value }
-        : { pageId, error: (result.reason as Error).message };
-    });
+    await Promise.all(Array.from({ length: Math.min(PAGES_IN_PROGRESS, pageIds.length) }, lane));
   } finally {
     clearInterval(beat);
   }
+  if (transient) throw transient.error;
+  return results;
 }
 
 function isPermanent(error: unknown): boolean {
