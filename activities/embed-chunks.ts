@@ -27,6 +27,16 @@ export interface EmbedPageResult {
   reused: number;
 }
 
+export interface EmbedPagesInput {
+  /** One batch's pages (a page batch workflow's, at most a few dozen). */
+  pageIds: number[];
+}
+
+export interface EmbedPagesResult {
+  /** Per page, in input order: counts only. */
+  pages: Array<{ pageId: number } & EmbedPageResult>;
+}
+
 export interface EmbedActivityDeps {
   db: Database;
   /** @default loadDefaultEmbedder (the provisioned model, loaded once per process) */
@@ -50,6 +60,7 @@ interface PendingChunk {
 
 interface ChunkText {
   id: string;
+  page_id: string;
   chunk_hash: string;
   title: string | null;
   heading_path: string[] | null;
@@ -203,7 +214,14 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
   const batchSize = deps.batchSize ?? 32;
   const maxBatchTokens = deps.maxBatchTokens ?? 8192;
 
-  async function embedPage(input: EmbedPageInput): Promise<EmbedPageResult> {
+  /**
+   * Embeds the pages' chunks that lack a vector from the current model and input format, in
+   * batches filled across pages (so a batch of small pages makes full model calls), writes the
+   * vectors by chunk id and marks every page indexed. Returns the counts per page.
+   */
+  async function embedChunksOf(pageIds: readonly number[]): Promise<Map<number, EmbedPageResult>> {
+    const perPage = new Map<number, EmbedPageResult>(pageIds.map((id) => [id, { embedded: 0, reused: 0 }]));
+    if (pageIds.length === 0) return perPage;
     const embedder = await loadEmbedder();
     const model = embedder.identity.name;
     await ensureEmbeddingModel(db, embedder.identity);
@@ -217,20 +235,24 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
       [EMBEDDING_INPUT_FORMAT],
     );
 
-    const counts = await db.query<{ reused: number }>(
-      `SELECT count(*)::int AS reused FROM chunks
-        WHERE page_id = $1 AND embedding IS NOT NULL AND embedding_model = $2 AND embedding_input = $3`,
-      [input.pageId, model, EMBEDDING_INPUT_FORMAT],
+    const counts = await db.query<{ page_id: string; reused: number }>(
+      `SELECT page_id::text AS page_id, count(*)::int AS reused FROM chunks
+        WHERE page_id = ANY($1::bigint[]) AND embedding IS NOT NULL AND embedding_model = $2 AND embedding_input = $3
+        GROUP BY page_id`,
+      [[...pageIds], model, EMBEDDING_INPUT_FORMAT],
     );
-    const reused = Number(counts.rows[0]?.reused ?? 0);
+    for (const row of counts.rows) {
+      const entry = perPage.get(Number(row.page_id));
+      if (entry) entry.reused = Number(row.reused);
+    }
     // Ids and sizes only: texts are read one batch at a time, so memory stays bounded on big pages.
     // Ordered by size so each batch pads little.
     const pending = await db.query<PendingChunk>(
       `SELECT id::text AS id, token_count FROM chunks
-        WHERE page_id = $1
+        WHERE page_id = ANY($1::bigint[])
           AND (embedding IS NULL OR embedding_model IS DISTINCT FROM $2 OR embedding_input IS DISTINCT FROM $3)
         ORDER BY token_count, chunks.id`,
-      [input.pageId, model, EMBEDDING_INPUT_FORMAT],
+      [[...pageIds], model, EMBEDDING_INPUT_FORMAT],
     );
 
     let embedded = 0;
@@ -238,7 +260,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     for (const batch of batches) {
       const ids = batch.map((chunk) => chunk.id);
       const texts = await db.query<ChunkText>(
-        `SELECT c.id::text AS id, c.chunk_hash, p.title, c.heading_path, c.content
+        `SELECT c.id::text AS id, c.page_id::text AS page_id, c.chunk_hash, p.title, c.heading_path, c.content
            FROM chunks c JOIN pages p ON p.id = c.page_id
           WHERE c.id = ANY($1::bigint[])`,
         [ids],
@@ -248,12 +270,13 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
       const started = performance.now();
       const vectors = await embedder.embed(rows.map(embeddingText));
       observeEmbed(performance.now() - started, rows.length);
-      const written = await db.query(
+      const written = await db.query<{ page_id: string }>(
         `UPDATE chunks AS c SET embedding = v.embedding::vector, embedding_model = $4, embedding_input = $5,
                 embedded_at = now()
            FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS chunk_hash,
                         unnest($3::text[]) AS embedding) AS v
-          WHERE c.id = v.id AND c.chunk_hash = v.chunk_hash`,
+          WHERE c.id = v.id AND c.chunk_hash = v.chunk_hash
+        RETURNING c.page_id::text AS page_id`,
         [
           rows.map((row) => row.id),
           rows.map((row) => row.chunk_hash),
@@ -262,13 +285,33 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
           EMBEDDING_INPUT_FORMAT,
         ],
       );
+      for (const row of written.rows) {
+        const entry = perPage.get(Number(row.page_id));
+        if (entry) entry.embedded++;
+      }
       embedded += written.rowCount;
       heartbeat({ embedded, of: pending.rows.length });
     }
 
-    await db.query('UPDATE pages SET indexed_at = now() WHERE id = $1', [input.pageId]);
-    return { embedded, reused };
+    await db.query('UPDATE pages SET indexed_at = now() WHERE id = ANY($1::bigint[])', [[...pageIds]]);
+    return perPage;
   }
 
-  return { embedPage };
+  async function embedPage(input: EmbedPageInput): Promise<EmbedPageResult> {
+    const perPage = await embedChunksOf([input.pageId]);
+    return perPage.get(input.pageId) ?? { embedded: 0, reused: 0 };
+  }
+
+  /** `embedPage` for a batch of pages in one activity, model calls filled across pages. */
+  async function embedPages(input: EmbedPagesInput): Promise<EmbedPagesResult> {
+    const perPage = await embedChunksOf(input.pageIds);
+    return {
+      pages: input.pageIds.map((pageId) => ({
+        pageId,
+        ...(perPage.get(pageId) ?? { embedded: 0, reused: 0 }),
+      })),
+    };
+  }
+
+  return { embedPage, embedPages };
 }

@@ -8,6 +8,7 @@ import { createEmbedActivities } from './embed-chunks';
 import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
 import { createFrontierSpill } from './frontier-spill';
+import { createPageBatchActivities } from './page-batches';
 import { createPageContent } from './page-content';
 import { createPageRecords } from './page-records';
 import { createRecrawlFrontier } from './recrawl-frontier';
@@ -26,18 +27,21 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps): ActivityApi {
   const robots = createRobotsPolicy(deps);
+  const pageContent = createPageContent(deps);
+  const summarize = createSummarizeActivities(deps);
   return {
     fetchAndStore: createFetchAndStore({ ...deps, robots }),
     fetchRobots: createFetchRobots({ ...deps, robots }),
     renderAndStore: createRenderAndStore({ ...deps, robots }),
     ...createCrawlRecords(deps),
     ...createPageRecords(deps),
-    ...createPageContent(deps),
+    ...pageContent,
+    ...createPageBatchActivities({ db: deps.db, ...pageContent, ...summarize }),
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
     ...createRecrawlFrontier(deps),
     ...createFrontierSpill(deps),
-    ...createSummarizeActivities(deps),
+    ...summarize,
     ...createLlmActivities({ db: deps.db, llm: deps.llm ?? llmConfigFromEnv() }),
   };
 }

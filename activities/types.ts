@@ -6,7 +6,14 @@ import type { CrawlSpec } from '../domain/crawl-spec';
 import type { RequestPacing, ResponseEnd } from '../domain/request-pacing';
 import type { PageChange } from '../domain/revisit';
 import type { CrawlSummary } from '../workflows/messages';
-import type { EmbedPageInput, EmbedPageResult } from './embed-chunks';
+import type { EmbedPageInput, EmbedPageResult, EmbedPagesInput, EmbedPagesResult } from './embed-chunks';
+import type {
+  PageContentOutcome,
+  ProcessPagesContentInput,
+  ProcessPagesContentResult,
+  SummarizePagesInput,
+  SummarizePagesResult,
+} from './page-batches';
 import type { LlmPassInput, LlmPassResult } from './summarize-llm';
 import type { SummarizePageInput, SummarizePageResult } from './summarize-offline';
 
@@ -174,7 +181,19 @@ export interface ProcessPageContentResult {
   duplicate?: boolean;
 }
 
-export type { EmbedPageInput, EmbedPageResult, SummarizePageInput, SummarizePageResult };
+export type {
+  EmbedPageInput,
+  EmbedPageResult,
+  EmbedPagesInput,
+  EmbedPagesResult,
+  PageContentOutcome,
+  ProcessPagesContentInput,
+  ProcessPagesContentResult,
+  SummarizePageInput,
+  SummarizePageResult,
+  SummarizePagesInput,
+  SummarizePagesResult,
+};
 
 export interface IngestSitemapsInput {
   crawlId: string;
@@ -294,6 +313,12 @@ export interface ActivityApi {
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;
   processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
   embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;
+  /** A page batch's claim, then processPageContent for each page it owns (queue gleaner-page). */
+  processPagesContent(input: ProcessPagesContentInput): Promise<ProcessPagesContentResult>;
+  /** embedPage for a batch of pages, model calls filled across pages (queue gleaner-embed). */
+  embedPages(input: EmbedPagesInput): Promise<EmbedPagesResult>;
+  /** summarizePage for each page of a batch (queue gleaner-embed). */
+  summarizePages(input: SummarizePagesInput): Promise<SummarizePagesResult>;
   /** Offline summary and tags (embed queue: it needs the embedding model). */
   summarizePage(input: SummarizePageInput): Promise<SummarizePageResult>;
   /** LLM summary pass (queue gleaner-llm). */

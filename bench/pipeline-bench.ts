@@ -465,8 +465,8 @@ async function runSplit(site: ServedSite, options: Options): Promise<RunReport> 
   }
 }
 
-/** The activities the embed queue runs (workflows/page-workflow.ts). */
-const EMBED_QUEUE_ACTIVITIES = ['embedPage', 'summarizePage'];
+/** The activities the embed queue runs (workflows/page-workflow.ts, page-batch-workflow.ts). */
+const EMBED_QUEUE_ACTIVITIES = ['embedPage', 'summarizePage', 'embedPages', 'summarizePages'];
 
 function historyView(times: ActivityTimes, pages: number): NonNullable<RunReport['history']> {
   const perPage = (n: number) => round(n / Math.max(1, pages), 2);

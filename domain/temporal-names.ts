@@ -26,6 +26,7 @@ export const WORKFLOW_TYPES = {
   crawl: 'crawlWorkflow',
   origin: 'originWorkflow',
   page: 'pageWorkflow',
+  pageBatch: 'pageBatchWorkflow',
 } as const;
 
 export function crawlWorkflowId(crawlId: string): string {
@@ -40,6 +41,14 @@ export function originWorkflowId(crawlId: string, origin: string): string {
 /** One page workflow per crawl and page; the key is the page row id so retries reuse it. */
 export function pageWorkflowId(crawlId: string, pageId: number | string): string {
   return `crawl-${crawlId}/page/${pageId}`;
+}
+
+/**
+ * One page batch workflow per origin and sequence number (carried by the origin workflow across
+ * continue-as-new), so a batch's id is stable across retries and replays and never reused.
+ */
+export function pageBatchWorkflowId(crawlId: string, origin: string, seq: number): string {
+  return `crawl-${crawlId}/pages/${origin}/${seq}`;
 }
 
 /**

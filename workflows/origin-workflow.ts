@@ -49,7 +49,7 @@ import {
   type ResponseEnd,
   skewedJitterMs,
 } from '../domain/request-pacing';
-import { crawlWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import { crawlWorkflowId, pageBatchWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
 import {
   dropSpilled,
   emptySpill,
@@ -76,6 +76,7 @@ import {
   quotaSignal,
 } from './messages';
 import { fetchAndStore, fetchRobots, ingestSitemaps, nextClaimedUrls } from './origin-activities';
+import { pageBatchWorkflow } from './page-batch-workflow';
 import { pageWorkflow } from './page-workflow';
 import {
   claimKnown,
@@ -95,6 +96,9 @@ const SITEMAP_LOW_WATER = 50;
 const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
 const RELAY_BATCH = 50;
+/** A page batch closes at this many pages, or this long (workflow time) after its first page. */
+const PAGE_BATCH_PAGES = 16;
+const PAGE_BATCH_MS = 2_000;
 
 export interface OriginWorkflowInput {
   spec: CrawlSpec;
@@ -143,6 +147,8 @@ export interface OriginState extends OriginHealth {
   lastResponse?: ResponseEnd;
   /** The part of the gap left to the fetch activity, learnt from how long the last one waited. */
   handoffMs?: number;
+  /** Page batches started so far: the next batch's sequence number (`patched('page-batches-v1')`). */
+  pageBatches?: number;
 }
 
 interface PageOutcome {
@@ -179,7 +185,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     push(frontier, item, prioritised ? scoreUrl(item, hints) : 0);
   if (!input.state) for (const item of input.initial) enqueue(item);
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
-  const pageChildren: Array<Promise<PageOutcome>> = [];
+  const pageChildren: Array<Promise<PageOutcome | PageOutcome[]>> = [];
+  // Runs recorded before batches start one page workflow per page (replay-safe).
+  const batched = patched('page-batches-v1');
+  if (batched) state.pageBatches ??= 0;
+  /** The batch being filled: page ids and when its first page came (workflow time). */
+  let openBatch: { pageIds: number[]; openedAtMs: number } | undefined;
   // Fetches in flight beside the loop: only when the origin may take more than one at a time.
   // With one at a time the loop awaits each fetch itself, as runs recorded before this did.
   const inFlight = new Set<Promise<void>>();
@@ -298,14 +309,18 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     await crawl.signal(discoveredSignal, { byOrigin });
   }
 
+  /** Closes the open batch and waits for every page child; nothing is left open or uncounted. */
   async function drainPageChildren(): Promise<void> {
+    closeBatch();
     while (pageChildren.length > 0) {
-      const outcome = await pageChildren.shift();
-      if (outcome) countPageOutcome(state.stats, outcome);
-      if (outcome?.indexed) state.stats.indexed++;
-      else if (outcome?.error) {
-        state.stats.errors++;
-        state.stats.lastError = outcome.error;
+      const settled = await pageChildren.shift();
+      for (const outcome of Array.isArray(settled) ? settled : settled ? [settled] : []) {
+        countPageOutcome(state.stats, outcome);
+        if (outcome.indexed) state.stats.indexed++;
+        else if (outcome.error) {
+          state.stats.errors++;
+          state.stats.lastError = outcome.error;
+        }
       }
     }
   }
@@ -389,7 +404,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
     countVisit(state.stats, result);
     if (result.noindex) state.stats.noindex = (state.stats.noindex ?? 0) + 1;
-    else if (needsPageWorkflow(result) && result.pageId !== undefined) startPage(result.pageId);
+    else if (needsPageWorkflow(result) && result.pageId !== undefined) {
+      if (batched) addToBatch(result.pageId);
+      else startPage(result.pageId);
+    }
   }
 
   /** 429/5xx: the URL goes back first in line and the origin pauses (durable timer). */
@@ -440,6 +458,60 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
             error instanceof WorkflowExecutionAlreadyStartedError
               ? { indexed: false }
               : { indexed: false, error: `page workflow ${workflowId} failed: ${(error as Error).message}` },
+        ),
+    );
+  }
+
+  /**
+   * Adds a stored page to the open batch, closing it when full. The batch's claim (not this list)
+   * keeps a page reached through two URLs from being processed twice; a repeat within the open
+   * batch is simply not added again.
+   */
+  function addToBatch(pageId: number): void {
+    openBatch ??= { pageIds: [], openedAtMs: Date.now() };
+    if (!openBatch.pageIds.includes(pageId)) openBatch.pageIds.push(pageId);
+    if (openBatch.pageIds.length >= PAGE_BATCH_PAGES) closeBatch();
+  }
+
+  /** Closes the open batch once it is `PAGE_BATCH_MS` old, or when a wait until `untilMs` would make it so. */
+  function closeBatchIfDue(untilMs = Date.now()): void {
+    if (openBatch && untilMs - openBatch.openedAtMs >= PAGE_BATCH_MS) closeBatch();
+  }
+
+  /**
+   * Starts the open batch's workflow without waiting for it, as startPage does for one page; its
+   * outcomes are collected before the origin reports idle, finishes or continues as new.
+   */
+  function closeBatch(): void {
+    if (!openBatch || openBatch.pageIds.length === 0) return;
+    const { pageIds } = openBatch;
+    openBatch = undefined;
+    const seq = (state.pageBatches ?? 0) + 1;
+    state.pageBatches = seq;
+    const workflowId = pageBatchWorkflowId(spec.crawlId, origin, seq);
+    pageChildren.push(
+      startChild(pageBatchWorkflow, {
+        workflowId,
+        taskQueue: TASK_QUEUES.crawl,
+        args: [{ crawlId: spec.crawlId, pageIds, ...(spec.llmSummaries ? { llm: true } : {}) }],
+      })
+        .then((child) => child.result())
+        .then(
+          (result): PageOutcome[] =>
+            result.pages.map((page) => ({
+              indexed: page.indexed,
+              ...(page.chunksEmbedded ? { chunksEmbedded: page.chunksEmbedded } : {}),
+              ...(page.duplicate ? { duplicate: true } : {}),
+              ...(page.error ? { error: page.error } : {}),
+            })),
+          (error: unknown): PageOutcome[] =>
+            // Started before (a reset origin run): that run's batch claimed and processes its pages.
+            error instanceof WorkflowExecutionAlreadyStartedError
+              ? pageIds.map(() => ({ indexed: false }))
+              : pageIds.map(() => ({
+                  indexed: false,
+                  error: `page batch ${workflowId} failed: ${(error as Error).message}`,
+                })),
         ),
     );
   }
@@ -578,6 +650,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   }
 
   while (!finishRequested) {
+    closeBatchIfDue();
     if (relayPending() >= RELAY_BATCH) await flushRelay();
     if (state.known && !state.budgetExhausted && !state.deniedReason) {
       await topUpKnown(
@@ -605,6 +678,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (size(frontier) === 0) {
       if (inFlight.size > 0) {
         // A fetch still running may bring links: the origin is not idle before it ends.
+        closeBatch();
         await condition(() => inFlight.size === 0 || size(frontier) > 0);
         continue;
       }
@@ -626,6 +700,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (state.quota === 0) {
       if (!quotaPending) {
         quotaPending = true;
+        closeBatch();
         phase = 'waiting-quota';
         showDetails();
         await report({ quotaWanted: Math.min(QUOTA_BLOCK, size(frontier)) });
@@ -637,6 +712,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // The gap runs from the end of the previous fetch (workflow time is never earlier than
     // the activity's real completion), so the server sees at least delayMs of silence.
     if (state.paused) {
+      closeBatch();
       phase = 'paused';
       showDetails();
       await condition(() => !state.paused || finishRequested);
@@ -663,6 +739,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       (state.pausedUntilMs ?? 0) - Date.now(),
     );
     if (waitMs > 0) {
+      // A batch is never held past its age by the politeness clock (a Crawl-delay may be long).
+      closeBatchIfDue(Date.now() + waitMs);
       phase = 'sleeping';
       showDetails();
       await sleep(waitMs);
@@ -672,6 +750,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.quota--;
     if (concurrency() > 1) {
       startFetch(item);
+      closeBatchIfDue();
       await condition(() => inFlight.size < concurrency() || finishRequested);
     } else {
       // What the timer left of the gap, measured again now that the timer has fired.

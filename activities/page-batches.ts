@@ -1,0 +1,158 @@
+/**
+ * The page stage for a batch of one origin's pages (workflows/page-batch-workflow.ts): one activity
+ * claims the batch's pages for the crawl and extracts and chunks each, one summarises each. They
+ * reuse the single-page steps, so a page in a batch is processed exactly as a page alone; what the
+ * batch saves is orchestration (one activity, one history entry, for many pages).
+ *
+ * Idempotent: the claim is keyed by (crawl, page) and owned by the batch's workflow id, so a
+ * retried attempt re-claims its own pages and a page another batch owns is left to that batch; the
+ * steps themselves are idempotent per page (activities/page-content.ts, summarize-offline.ts).
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Database } from '../db/database';
+import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
+
+export interface ProcessPagesContentInput {
+  crawlId: string;
+  /** The batch's workflow id: it owns the pages it claims. */
+  batchId: string;
+  /** At most a few dozen page ids (one batch), no repeats. */
+  pageIds: number[];
+}
+
+/** One page's part of a batch: counts and flags only. */
+export type PageContentOutcome = { pageId: number } & (
+  | ({ claimed: true } & ProcessPageContentResult)
+  /** Claimed by another batch of this crawl (the page was reached through another URL too). */
+  | { claimed: false }
+  /** The page failed for good (bad input, a thread that ran out of memory): this page only. */
+  | { claimed: true; error: string }
+);
+
+export interface ProcessPagesContentResult {
+  pages: PageContentOutcome[];
+}
+
+export interface SummarizePagesInput {
+  pageIds: number[];
+}
+
+export interface SummarizePagesResult {
+  /** Pages whose summary failed for good, with why; every other page is summarised (or needed none). */
+  errors: Array<{ pageId: number; error: string }>;
+}
+
+export interface PageBatchDeps {
+  db: Database;
+  processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
+  summarizePage(input: { pageId: number }): Promise<unknown>;
+}
+
+/**
+ * Pages of one batch in progress at a time. The page worker runs several batch activities at once
+ * (its slots), and every page in progress holds database connections and pool threads that the
+ * process's fetches need too: a whole batch at once starved a single-process worker's fetches of
+ * pool connections. Two per batch keeps both cores busy.
+ */
+const PAGES_IN_PROGRESS = 2;
+
+/**
+ * Runs `step` for every id, `PAGES_IN_PROGRESS` at a time. A non-retryable failure is that page's
+ * own result; any other failure (an outage) fails the activity once the pages started have
+ * settled, so Temporal retries the batch.
+ */
+async function eachPage<T>(
+  pageIds: readonly number[],
+  step: (pageId: number) => Promise<T>,
+): Promise<Array<{ pageId: number; value?: T; error?: string }>> {
+  const beat = startHeartbeat();
+  const results: Array<{ pageId: number; value?: T; error?: string }> = [];
+  let transient: { error: unknown } | undefined;
+  let next = 0;
+  const lane = async () => {
+    while (next < pageIds.length && !transient) {
+      const index = next++;
+      const pageId = pageIds[index] as number;
+      try {
+        results[index] = { pageId, value: await step(pageId) };
+      } catch (error) {
+        if (isPermanent(error)) results[index] = { pageId, error: (error as Error).message };
+        else transient ??= { error };
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(PAGES_IN_PROGRESS, pageIds.length) }, lane));
+  } finally {
+    clearInterval(beat);
+  }
+  if (transient) throw transient.error;
+  return results;
+}
+
+function isPermanent(error: unknown): boolean {
+  return error instanceof ApplicationFailure && error.nonRetryable === true;
+}
+
+/** Beats every 5 s when run as a Temporal activity; a no-op timer when called directly (tests). */
+function startHeartbeat(): ReturnType<typeof setInterval> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    context = undefined;
+  }
+  return setInterval(() => context?.heartbeat(), 5_000);
+}
+
+export function createPageBatchActivities(deps: PageBatchDeps) {
+  const { db } = deps;
+
+  /** Claims the pages no other batch of the crawl owns; returns the ids this batch owns. */
+  async function claim(input: ProcessPagesContentInput): Promise<Set<number>> {
+    if (input.pageIds.length === 0) return new Set();
+    await db.query(
+      `INSERT INTO crawl_pages_processed (crawl_id, page_id, batch_id)
+       SELECT $1, unnest($2::bigint[]), $3
+       ON CONFLICT (crawl_id, page_id) DO NOTHING`,
+      [input.crawlId, input.pageIds, input.batchId],
+    );
+    const owned = await db.query<{ page_id: string }>(
+      `SELECT page_id::text AS page_id FROM crawl_pages_processed
+        WHERE crawl_id = $1 AND page_id = ANY($2::bigint[]) AND batch_id = $3`,
+      [input.crawlId, input.pageIds, input.batchId],
+    );
+    return new Set(owned.rows.map((row) => Number(row.page_id)));
+  }
+
+  return {
+    async processPagesContent(input: ProcessPagesContentInput): Promise<ProcessPagesContentResult> {
+      if (new Set(input.pageIds).size !== input.pageIds.length) {
+        throw ApplicationFailure.nonRetryable(
+          `batch ${input.batchId} lists a page twice: ${input.pageIds.join(', ')}`,
+          'InvalidBatch',
+        );
+      }
+      const owned = await claim(input);
+      const mine = input.pageIds.filter((pageId) => owned.has(pageId));
+      const results = new Map(
+        (await eachPage(mine, (pageId) => deps.processPageContent({ pageId }))).map((r) => [r.pageId, r]),
+      );
+      return {
+        pages: input.pageIds.map((pageId): PageContentOutcome => {
+          const result = results.get(pageId);
+          if (!result) return { pageId, claimed: false };
+          if (result.value) return { pageId, claimed: true, ...result.value };
+          return { pageId, claimed: true, error: result.error ?? 'failed' };
+        }),
+      };
+    },
+
+    async summarizePages(input: SummarizePagesInput): Promise<SummarizePagesResult> {
+      const results = await eachPage(input.pageIds, (pageId) => deps.summarizePage({ pageId }));
+      return {
+        errors: results.flatMap((r) => (r.error === undefined ? [] : [{ pageId: r.pageId, error: r.error }])),
+      };
+    },
+  };
+}
