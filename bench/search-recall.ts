@@ -20,8 +20,8 @@ import path from 'node:path';
 import { createEmbedActivities, ensureEmbeddingModel } from '../activities/embed-chunks';
 import { chunkHash } from '../activities/page-content';
 import type { Database } from '../db/database';
-import { chunkMarkdown } from '../domain/chunking';
-import { LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
+import { type ChunkingOptions, chunkMarkdown } from '../domain/chunking';
+import { embeddingInput, LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
 import { searchableText } from '../domain/search-text';
 import { textSearchConfigFor } from '../domain/text-search-config';
 import type { TextEmbedder } from '../embed/embedder';
@@ -72,6 +72,7 @@ export async function loadSite(
   db: Database,
   set: QuestionSet,
   countTokens: (text: string) => number,
+  chunking: Pick<ChunkingOptions, 'targetTokens' | 'maxTokens'> = {},
 ): Promise<number[]> {
   const root = unpackSite(set.site);
   const pageIds: number[] = [];
@@ -88,7 +89,7 @@ export async function loadSite(
     pageIds.push(pageId);
     if (!page.markdown) continue;
     const tsConfig = textSearchConfigFor(page.metadata.language);
-    for (const chunk of chunkMarkdown(page.markdown, { countTokens })) {
+    for (const chunk of chunkMarkdown(page.markdown, { countTokens, ...chunking })) {
       await db.query(
         `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::regconfig)`,
@@ -113,7 +114,11 @@ export function cachingEmbedder(embedder: TextEmbedder): TextEmbedder & { misses
   const dir = path.join(os.tmpdir(), 'gleaner-bench-vectors');
   mkdirSync(dir, { recursive: true });
   // One `key base64` line per vector, appended as vectors are made.
-  const file = path.join(dir, `${embedder.identity.weightsSha256.slice(0, 16)}.lines`);
+  // A vector depends on the weights and on where the input is cut: both name the file.
+  const file = path.join(
+    dir,
+    `${embedder.identity.weightsSha256.slice(0, 16)}${embedder.maxTokens === 256 ? '' : `-${embedder.maxTokens}t`}.lines`,
+  );
   const cache = new Map<string, string>();
   if (existsSync(file)) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -185,6 +190,7 @@ export async function measureRecall(
   embedder: TextEmbedder,
   sets: readonly QuestionSet[],
   modes: readonly SearchMode[] = ['hybrid', 'vector', 'fulltext'],
+  rewrite: (question: string) => string = (question) => question,
 ): Promise<RecallResult> {
   const rows: RecallRow[] = [];
   const misses: string[] = [];
@@ -195,7 +201,7 @@ export async function measureRecall(
       for (const question of set.questions) {
         const started = performance.now();
         const { hits } = await searchCorpus(db, embedder, {
-          query: question.q,
+          query: rewrite(question.q),
           k: 10,
           mode,
           domain: set.origin,
@@ -233,6 +239,66 @@ export async function measureRecall(
     }
   }
   return { rows, misses, latenciesMs };
+}
+
+/**
+ * Query handling tried by `--query-style`: a question's opening words ("How do I", "What is the
+ * function that") name no topic, and in a short query they are a large share of what the model
+ * embeds. Full-text search drops them anyway (they are stop words).
+ */
+const QUESTION_OPENING =
+  /^(?:(?:how|what|which|where|when|why|who|is there|are there|can|could|does|do|should|would)\b(?:\s+(?:do|does|can|could|should|would|is|are|i|you|we|one|to|a|an|the|there|way|function|method|struct|type|trait|module|tool|thing))*\s+)/i;
+
+export function stripQuestionOpening(question: string): string {
+  const stripped = question
+    .replace(QUESTION_OPENING, '')
+    .replace(/\?+\s*$/, '')
+    .trim();
+  return stripped.length >= 3 ? stripped : question;
+}
+
+export interface EmbeddingCost {
+  chunks: number;
+  /** Mean model tokens per input (as cut to the model's window). */
+  meanTokens: number;
+  /** Process CPU time (user + system, every onnxruntime thread) per chunk. */
+  cpuMsPerChunk: number;
+  wallMsPerChunk: number;
+}
+
+/**
+ * What embedding one chunk costs with `embedder` (not the cache): the first `sample` chunks'
+ * embedding inputs, as the embed activity builds them, embedded in one call (the embedder batches).
+ */
+export async function measureEmbeddingCost(
+  db: Database,
+  embedder: TextEmbedder,
+  sample = 256,
+): Promise<EmbeddingCost> {
+  const { rows } = await db.query<{ title: string | null; heading_path: string[] | null; content: string }>(
+    `SELECT p.title, c.heading_path, c.content FROM chunks c JOIN pages p ON p.id = c.page_id
+      ORDER BY c.id LIMIT $1`,
+    [sample],
+  );
+  const texts = rows.map((row) =>
+    embeddingInput({ title: row.title, headingPath: row.heading_path ?? [], content: row.content }),
+  );
+  const tokens = texts.reduce(
+    (sum, text) => sum + Math.min(embedder.tokenizer.countTokens(text) + 2, embedder.maxTokens),
+    0,
+  );
+  await embedder.embed(texts.slice(0, 8)); // warm-up: first calls allocate
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await embedder.embed(texts);
+  const wall = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  return {
+    chunks: texts.length,
+    meanTokens: Math.round(tokens / Math.max(1, texts.length)),
+    cpuMsPerChunk: Number(((used.user + used.system) / 1000 / texts.length).toFixed(2)),
+    wallMsPerChunk: Number((wall / texts.length).toFixed(2)),
+  };
 }
 
 export interface FusionVariant {
