@@ -49,7 +49,7 @@ import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
 import { repoRoot } from '../infra/tools-dir';
 import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
-import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
+import { EMBEDDING_DIMENSION, searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
@@ -58,6 +58,7 @@ import {
   embedLegacy,
   embedPages,
   type FusionVariant,
+  feedbackSearch,
   loadQuestionSets,
   loadSite,
   measureEmbeddingCost,
@@ -83,6 +84,8 @@ const { values: args } = parseArgs({
     'chunk-tokens': { type: 'string' },
     'model-max-tokens': { type: 'string' },
     'query-style': { type: 'string', default: 'as-asked' },
+    'feedback-chunks': { type: 'string', default: '3' },
+    'feedback-weight': { type: 'string', default: '0.5' },
   },
 });
 const CHUNKS = Number(args.chunks);
@@ -651,8 +654,8 @@ async function benchRecall(model: ModelEmbedder | undefined): Promise<unknown> {
   if (chunkTokens !== undefined && !(Number.isInteger(chunkTokens) && chunkTokens >= 64))
     throw new Error(`--chunk-tokens must be a whole number of at least 64, got ${args['chunk-tokens']}`);
   const queryStyle = args['query-style'];
-  if (queryStyle !== 'as-asked' && queryStyle !== 'strip-opening')
-    throw new Error(`--query-style must be as-asked or strip-opening, got ${queryStyle}`);
+  if (queryStyle !== 'as-asked' && queryStyle !== 'strip-opening' && queryStyle !== 'feedback')
+    throw new Error(`--query-style must be as-asked, strip-opening or feedback, got ${queryStyle}`);
   const cached = cachingEmbedder(model);
   const postgres = await startNativePostgres();
   const db = new PgDatabase(postgres.url, { maxConnections: 2 });
@@ -683,7 +686,12 @@ async function benchRecall(model: ModelEmbedder | undefined): Promise<unknown> {
       cached,
       sets,
       undefined,
-      queryStyle === 'strip-opening' ? stripQuestionOpening : undefined,
+      queryStyle === 'feedback'
+        ? feedbackSearch(db, cached, Number(args['feedback-chunks']), Number(args['feedback-weight']))
+        : queryStyle === 'strip-opening'
+          ? (query, mode, origin) =>
+              searchCorpus(db, cached, { query: stripQuestionOpening(query), k: 10, mode, domain: origin })
+          : undefined,
     );
     console.table(result.rows);
     const latencies = [...result.latenciesMs].sort((a, b) => a - b);

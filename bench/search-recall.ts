@@ -28,6 +28,7 @@ import type { TextEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
+import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
 
 export interface Question {
@@ -190,7 +191,8 @@ export async function measureRecall(
   embedder: TextEmbedder,
   sets: readonly QuestionSet[],
   modes: readonly SearchMode[] = ['hybrid', 'vector', 'fulltext'],
-  rewrite: (question: string) => string = (question) => question,
+  search: QuestionSearch = (query, mode, origin) =>
+    searchCorpus(db, embedder, { query, k: 10, mode, domain: origin }),
 ): Promise<RecallResult> {
   const rows: RecallRow[] = [];
   const misses: string[] = [];
@@ -200,12 +202,7 @@ export async function measureRecall(
       const ranks: { kind: Question['kind']; rank: number | undefined }[] = [];
       for (const question of set.questions) {
         const started = performance.now();
-        const { hits } = await searchCorpus(db, embedder, {
-          query: rewrite(question.q),
-          k: 10,
-          mode,
-          domain: set.origin,
-        });
+        const { hits } = await search(question.q, mode, set.origin);
         if (mode === 'hybrid') latenciesMs.push(performance.now() - started);
         const index = hits.findIndex((hit) => question.answers.includes(answerPath(hit.url)));
         const rank = index >= 0 ? index + 1 : undefined;
@@ -255,6 +252,54 @@ export function stripQuestionOpening(question: string): string {
     .replace(/\?+\s*$/, '')
     .trim();
   return stripped.length >= 3 ? stripped : question;
+}
+
+/** How a question is asked of the corpus: `searchCorpus` by default; the bench's variants differ. */
+export type QuestionSearch = (
+  question: string,
+  mode: SearchMode,
+  origin: string,
+) => Promise<{ hits: { url: string }[] }>;
+
+/**
+ * Pseudo-relevance feedback on the vector side (Rocchio): the question's vector moved toward the
+ * mean vector of the first `feedback` fused hits, by `weight`, then the search run again with it.
+ * Full text is asked the same words both times. One more kNN and one more vector read per query.
+ */
+export function feedbackSearch(
+  db: Database,
+  embedder: TextEmbedder,
+  feedback = 3,
+  weight = 0.5,
+): QuestionSearch {
+  return async (question, mode, origin) => {
+    if (mode !== 'hybrid' && mode !== 'vector') {
+      return searchCorpus(db, embedder, { query: question, k: 10, mode, domain: origin });
+    }
+    const [vector] = await embedder.embed([question]);
+    const q = vector as Float32Array;
+    const first = await db.query<{ chunk_id: string }>(
+      `SELECT chunk_id::text FROM gleaner_search($1, $2::vector, $3, domain_filter => $4, search_mode => $5)`,
+      [question, toVectorLiteral(q), feedback, origin, mode],
+    );
+    const { rows } = await db.query<{ embedding: string }>(
+      'SELECT embedding::text AS embedding FROM chunks WHERE id = ANY($1::bigint[]) AND embedding IS NOT NULL',
+      [first.rows.map((row) => row.chunk_id)],
+    );
+    const moved = Float32Array.from(q);
+    for (const row of rows) {
+      const values = JSON.parse(row.embedding) as number[];
+      for (let d = 0; d < moved.length; d++)
+        moved[d] = (moved[d] as number) + (weight * (values[d] as number)) / rows.length;
+    }
+    const norm = Math.hypot(...moved) || 1;
+    for (let d = 0; d < moved.length; d++) moved[d] = (moved[d] as number) / norm;
+    const second = await db.query<{ url: string }>(
+      `SELECT url FROM gleaner_search($1, $2::vector, 10, domain_filter => $3, search_mode => $4)`,
+      [question, toVectorLiteral(moved), origin, mode],
+    );
+    return { hits: second.rows };
+  };
 }
 
 export interface EmbeddingCost {
