@@ -7,7 +7,17 @@
  * question kind (keyword / paraphrased), with the load average beside them. `--only recall` runs
  * this part alone; `--sets skopt` asks one set only; `--embed-input legacy` embeds the chunks as
  * gleaner did before title-heading-prose-v2 (the baseline); `--sweep` also tries other fusion
- * settings.
+ * settings. Experiments (each changes one thing; the question sets stay as written):
+ * `--model-dir DIR` embeds with another model directory (model.onnx + tokenizer files, as
+ * embed/model-dir.ts takes them; it must give 384-dimensional vectors, the column's size);
+ * `--model-max-tokens N` cuts inputs at N tokens instead of the model's trained length;
+ * `--chunk-tokens N` chunks pages to N tokens (at most 2N) instead of 512;
+ * `--query-style strip-opening` takes a question's opening words ("how do I") off before searching;
+ * `--query-style feedback [--feedback-chunks 3 --feedback-weight 0.5]` moves the query vector
+ * toward the first fused hits' vectors and searches again (pseudo-relevance feedback).
+ * Beside recall it prints a recall@5 summary per set and kind (hybrid, and vector-only on the
+ * paraphrased half) and what embedding one chunk costs with the model: process CPU ms (every
+ * onnxruntime thread) and wall ms per chunk over 256 chunks, not from the vector cache.
  *
  * Then latency of hybrid search (`gleaner_search`, k = 10) on two stores, printed as a table:
  *  - native Postgres + pgvector (`.tools/pg`) over `--chunks` generated chunks, HNSW cosine index
