@@ -7,7 +7,17 @@
  * question kind (keyword / paraphrased), with the load average beside them. `--only recall` runs
  * this part alone; `--sets skopt` asks one set only; `--embed-input legacy` embeds the chunks as
  * gleaner did before title-heading-prose-v2 (the baseline); `--sweep` also tries other fusion
- * settings.
+ * settings. Experiments (each changes one thing; the question sets stay as written):
+ * `--model-dir DIR` embeds with another model directory (model.onnx + tokenizer files, as
+ * embed/model-dir.ts takes them; it must give 384-dimensional vectors, the column's size);
+ * `--model-max-tokens N` cuts inputs at N tokens instead of the model's trained length;
+ * `--chunk-tokens N` chunks pages to N tokens (at most 2N) instead of 512;
+ * `--query-style strip-opening` takes a question's opening words ("how do I") off before searching;
+ * `--query-style feedback [--feedback-chunks 3 --feedback-weight 0.5]` moves the query vector
+ * toward the first fused hits' vectors and searches again (pseudo-relevance feedback).
+ * Beside recall it prints a recall@5 summary per set and kind (hybrid, and vector-only on the
+ * paraphrased half) and what embedding one chunk costs with the model: process CPU ms (every
+ * onnxruntime thread) and wall ms per chunk over 256 chunks, not from the vector cache.
  *
  * Then latency of hybrid search (`gleaner_search`, k = 10) on two stores, printed as a table:
  *  - native Postgres + pgvector (`.tools/pg`) over `--chunks` generated chunks, HNSW cosine index
@@ -41,12 +51,16 @@ import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
 import { fromVectorSql, toVectorSql } from '../db/vector';
 import { chunkMarkdown } from '../domain/chunking';
-import { loadDefaultEmbedder } from '../embed/embedder';
+import {
+  loadDefaultEmbedder,
+  loadEmbedder as loadModel,
+  type TextEmbedder as ModelEmbedder,
+} from '../embed/embedder';
 import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
 import { repoRoot } from '../infra/tools-dir';
 import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
-import { EMBEDDING_DIMENSION } from '../search/hybrid-search';
+import { EMBEDDING_DIMENSION, searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
 import { htmlFiles } from './lib/html-files';
@@ -55,9 +69,13 @@ import {
   embedLegacy,
   embedPages,
   type FusionVariant,
+  feedbackSearch,
   loadQuestionSets,
   loadSite,
+  measureEmbeddingCost,
   measureRecall,
+  type RecallRow,
+  stripQuestionOpening,
   sweepFusion,
 } from './search-recall';
 
@@ -73,6 +91,12 @@ const { values: args } = parseArgs({
     sweep: { type: 'boolean', default: false },
     sets: { type: 'string', default: 'skopt,peroxide' },
     'embed-input': { type: 'string', default: 'current' },
+    'model-dir': { type: 'string' },
+    'chunk-tokens': { type: 'string' },
+    'model-max-tokens': { type: 'string' },
+    'query-style': { type: 'string', default: 'as-asked' },
+    'feedback-chunks': { type: 'string', default: '3' },
+    'feedback-weight': { type: 'string', default: '0.5' },
   },
 });
 const CHUNKS = Number(args.chunks);
@@ -154,9 +178,13 @@ function realChunks(site: string, every = 1): RealChunk[] {
   return chunks;
 }
 
-async function loadEmbedder(): Promise<TextEmbedder | undefined> {
+async function loadEmbedder(): Promise<ModelEmbedder | undefined> {
   try {
-    return await loadDefaultEmbedder();
+    const modelDir = args['model-dir'];
+    const maxTokens = args['model-max-tokens'] ? Number(args['model-max-tokens']) : undefined;
+    return modelDir || maxTokens
+      ? await loadModel({ ...(modelDir ? { modelDir } : {}), ...(maxTokens ? { maxTokens } : {}) })
+      : await loadDefaultEmbedder();
   } catch (error) {
     log(`embedder not usable, using synthetic vectors: ${(error as Error).message}`);
     return undefined;
@@ -600,13 +628,35 @@ const FUSION_VARIANTS: FusionVariant[] = [
   { name: 'pool 200', poolSize: 200 },
 ];
 
+/** One line per set: hybrid recall@5 overall and per question kind, the figures the issue's targets name. */
+function recallAt5Summary(rows: readonly RecallRow[]): Record<string, string>[] {
+  const sets = [...new Set(rows.map((row) => row.set))];
+  return sets.map((set) => {
+    const of = (kind: RecallRow['kind']) =>
+      rows.find((row) => row.set === set && row.mode === 'hybrid' && row.kind === kind)?.['recall@5'] ?? '-';
+    const vector = rows.find((row) => row.set === set && row.mode === 'vector' && row.kind === 'paraphrased');
+    return {
+      set,
+      'hybrid r@5 all': of('all'),
+      keyword: of('keyword'),
+      paraphrased: of('paraphrased'),
+      'vector-only paraphrased': vector?.['recall@5'] ?? '-',
+    };
+  });
+}
+
 /** Both sites into a fresh native Postgres, embedded, then every question set asked. */
-async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown> {
-  if (!embedder) {
+async function benchRecall(model: ModelEmbedder | undefined): Promise<unknown> {
+  if (!model) {
     log('recall: skipped, it needs the embedding model');
     return undefined;
   }
-  const model = await loadDefaultEmbedder();
+  const chunkTokens = args['chunk-tokens'] ? Number(args['chunk-tokens']) : undefined;
+  if (chunkTokens !== undefined && !(Number.isInteger(chunkTokens) && chunkTokens >= 64))
+    throw new Error(`--chunk-tokens must be a whole number of at least 64, got ${args['chunk-tokens']}`);
+  const queryStyle = args['query-style'];
+  if (queryStyle !== 'as-asked' && queryStyle !== 'strip-opening' && queryStyle !== 'feedback')
+    throw new Error(`--query-style must be as-asked, strip-opening or feedback, got ${queryStyle}`);
   const cached = cachingEmbedder(model);
   const postgres = await startNativePostgres();
   const db = new PgDatabase(postgres.url, { maxConnections: 2 });
@@ -616,7 +666,12 @@ async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown>
     const sets = loadQuestionSets().filter((set) => wanted.includes(set.name));
     const pageIds: number[] = [];
     for (const set of sets) {
-      const ids = await loadSite(db, set, (text) => model.tokenizer.countTokens(text));
+      const ids = await loadSite(
+        db,
+        set,
+        (text) => model.tokenizer.countTokens(text),
+        chunkTokens ? { targetTokens: chunkTokens, maxTokens: chunkTokens * 2 } : {},
+      );
       log(`recall: ${set.site}: ${ids.length} pages stored`);
       pageIds.push(...ids);
     }
@@ -627,11 +682,30 @@ async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown>
       `recall: ${embedded} chunks embedded (${cached.misses} by the model, the rest from the cache) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
     );
     await db.query('VACUUM ANALYZE chunks');
-    const result = await measureRecall(db, cached, sets);
+    const result = await measureRecall(
+      db,
+      cached,
+      sets,
+      undefined,
+      queryStyle === 'feedback'
+        ? feedbackSearch(db, cached, Number(args['feedback-chunks']), Number(args['feedback-weight']))
+        : queryStyle === 'strip-opening'
+          ? (query, mode, origin) =>
+              searchCorpus(db, cached, { query: stripQuestionOpening(query), k: 10, mode, domain: origin })
+          : undefined,
+    );
     console.table(result.rows);
     const latencies = [...result.latenciesMs].sort((a, b) => a - b);
+    const cost = await measureEmbeddingCost(db, model);
+    const { rows: chunkCount } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM chunks');
     const summary = {
       loadavg: loadAverage(),
+      model: model.identity.name,
+      dimension: model.identity.dimension,
+      chunks: Number(chunkCount[0]?.n ?? 0),
+      chunkTokens: chunkTokens ?? 'default (512)',
+      queryStyle,
+      embeddingCost: cost,
       embedInput: legacy ? 'legacy (heading-markdown-v1)' : 'current',
       hybridLatencyMs: {
         p50: Number(percentile(latencies, 50).toFixed(1)),
@@ -642,6 +716,10 @@ async function benchRecall(embedder: TextEmbedder | undefined): Promise<unknown>
     console.log(
       `recall measured at load average ${summary.loadavg}; hybrid search (with query embedding) p50 ${summary.hybridLatencyMs.p50} ms, p95 ${summary.hybridLatencyMs.p95} ms`,
     );
+    console.log(
+      `embedding cost (${cost.chunks} chunks, ${cost.meanTokens} tokens each on average): ${cost.cpuMsPerChunk} ms CPU, ${cost.wallMsPerChunk} ms wall per chunk at load average ${loadAverage()}`,
+    );
+    console.table(recallAt5Summary(result.rows));
     if (result.misses.length > 0) console.log(`hybrid misses at 5:\n  ${result.misses.join('\n  ')}`);
     if (args.sweep) console.table(await sweepFusion(db, cached, sets, FUSION_VARIANTS));
     return { ...summary, rows: result.rows };

@@ -21,14 +21,15 @@ import { createEmbedActivities, ensureEmbeddingModel } from '../activities/embed
 import { chunkHash } from '../activities/page-content';
 import type { Database } from '../db/database';
 import { toVectorSql } from '../db/vector';
-import { chunkMarkdown } from '../domain/chunking';
-import { LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
+import { type ChunkingOptions, chunkMarkdown } from '../domain/chunking';
+import { embeddingInput, LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
 import { searchableText } from '../domain/search-text';
 import { textSearchConfigFor } from '../domain/text-search-config';
 import type { TextEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
+import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
 import { htmlFiles } from './lib/html-files';
 
@@ -64,6 +65,7 @@ export async function loadSite(
   db: Database,
   set: QuestionSet,
   countTokens: (text: string) => number,
+  chunking: Pick<ChunkingOptions, 'targetTokens' | 'maxTokens'> = {},
 ): Promise<number[]> {
   const root = unpackSite(set.site);
   const pageIds: number[] = [];
@@ -80,7 +82,7 @@ export async function loadSite(
     pageIds.push(pageId);
     if (!page.markdown) continue;
     const tsConfig = textSearchConfigFor(page.metadata.language);
-    for (const chunk of chunkMarkdown(page.markdown, { countTokens })) {
+    for (const chunk of chunkMarkdown(page.markdown, { countTokens, ...chunking })) {
       await db.query(
         `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::regconfig)`,
@@ -105,7 +107,11 @@ export function cachingEmbedder(embedder: TextEmbedder): TextEmbedder & { misses
   const dir = path.join(os.tmpdir(), 'gleaner-bench-vectors');
   mkdirSync(dir, { recursive: true });
   // One `key base64` line per vector, appended as vectors are made.
-  const file = path.join(dir, `${embedder.identity.weightsSha256.slice(0, 16)}.lines`);
+  // A vector depends on the weights and on where the input is cut: both name the file.
+  const file = path.join(
+    dir,
+    `${embedder.identity.weightsSha256.slice(0, 16)}${embedder.maxTokens === 256 ? '' : `-${embedder.maxTokens}t`}.lines`,
+  );
   const cache = new Map<string, string>();
   if (existsSync(file)) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -177,6 +183,8 @@ export async function measureRecall(
   embedder: TextEmbedder,
   sets: readonly QuestionSet[],
   modes: readonly SearchMode[] = ['hybrid', 'vector', 'fulltext'],
+  search: QuestionSearch = (query, mode, origin) =>
+    searchCorpus(db, embedder, { query, k: 10, mode, domain: origin }),
 ): Promise<RecallResult> {
   const rows: RecallRow[] = [];
   const misses: string[] = [];
@@ -186,12 +194,7 @@ export async function measureRecall(
       const ranks: { kind: Question['kind']; rank: number | undefined }[] = [];
       for (const question of set.questions) {
         const started = performance.now();
-        const { hits } = await searchCorpus(db, embedder, {
-          query: question.q,
-          k: 10,
-          mode,
-          domain: set.origin,
-        });
+        const { hits } = await search(question.q, mode, set.origin);
         if (mode === 'hybrid') latenciesMs.push(performance.now() - started);
         const index = hits.findIndex((hit) => question.answers.includes(answerPath(hit.url)));
         const rank = index >= 0 ? index + 1 : undefined;
@@ -225,6 +228,114 @@ export async function measureRecall(
     }
   }
   return { rows, misses, latenciesMs };
+}
+
+/**
+ * Query handling tried by `--query-style`: a question's opening words ("How do I", "What is the
+ * function that") name no topic, and in a short query they are a large share of what the model
+ * embeds. Full-text search drops them anyway (they are stop words).
+ */
+const QUESTION_OPENING =
+  /^(?:(?:how|what|which|where|when|why|who|is there|are there|can|could|does|do|should|would)\b(?:\s+(?:do|does|can|could|should|would|is|are|i|you|we|one|to|a|an|the|there|way|function|method|struct|type|trait|module|tool|thing))*\s+)/i;
+
+export function stripQuestionOpening(question: string): string {
+  const stripped = question
+    .replace(QUESTION_OPENING, '')
+    .replace(/\?+\s*$/, '')
+    .trim();
+  return stripped.length >= 3 ? stripped : question;
+}
+
+/** How a question is asked of the corpus: `searchCorpus` by default; the bench's variants differ. */
+export type QuestionSearch = (
+  question: string,
+  mode: SearchMode,
+  origin: string,
+) => Promise<{ hits: { url: string }[] }>;
+
+/**
+ * Pseudo-relevance feedback on the vector side (Rocchio): the question's vector moved toward the
+ * mean vector of the first `feedback` fused hits, by `weight`, then the search run again with it.
+ * Full text is asked the same words both times. One more kNN and one more vector read per query.
+ */
+export function feedbackSearch(
+  db: Database,
+  embedder: TextEmbedder,
+  feedback = 3,
+  weight = 0.5,
+): QuestionSearch {
+  return async (question, mode, origin) => {
+    if (mode !== 'hybrid' && mode !== 'vector') {
+      return searchCorpus(db, embedder, { query: question, k: 10, mode, domain: origin });
+    }
+    const [vector] = await embedder.embed([question]);
+    const q = vector as Float32Array;
+    const first = await db.query<{ chunk_id: string }>(
+      `SELECT chunk_id::text FROM gleaner_search($1, $2::vector, $3, domain_filter => $4, search_mode => $5)`,
+      [question, toVectorLiteral(q), feedback, origin, mode],
+    );
+    const { rows } = await db.query<{ embedding: string }>(
+      'SELECT embedding::text AS embedding FROM chunks WHERE id = ANY($1::bigint[]) AND embedding IS NOT NULL',
+      [first.rows.map((row) => row.chunk_id)],
+    );
+    const moved = Float32Array.from(q);
+    for (const row of rows) {
+      const values = JSON.parse(row.embedding) as number[];
+      for (let d = 0; d < moved.length; d++)
+        moved[d] = (moved[d] as number) + (weight * (values[d] as number)) / rows.length;
+    }
+    const norm = Math.hypot(...moved) || 1;
+    for (let d = 0; d < moved.length; d++) moved[d] = (moved[d] as number) / norm;
+    const second = await db.query<{ url: string }>(
+      `SELECT url FROM gleaner_search($1, $2::vector, 10, domain_filter => $3, search_mode => $4)`,
+      [question, toVectorLiteral(moved), origin, mode],
+    );
+    return { hits: second.rows };
+  };
+}
+
+export interface EmbeddingCost {
+  chunks: number;
+  /** Mean model tokens per input (as cut to the model's window). */
+  meanTokens: number;
+  /** Process CPU time (user + system, every onnxruntime thread) per chunk. */
+  cpuMsPerChunk: number;
+  wallMsPerChunk: number;
+}
+
+/**
+ * What embedding one chunk costs with `embedder` (not the cache): the first `sample` chunks'
+ * embedding inputs, as the embed activity builds them, embedded in one call (the embedder batches).
+ */
+export async function measureEmbeddingCost(
+  db: Database,
+  embedder: TextEmbedder,
+  sample = 256,
+): Promise<EmbeddingCost> {
+  const { rows } = await db.query<{ title: string | null; heading_path: string[] | null; content: string }>(
+    `SELECT p.title, c.heading_path, c.content FROM chunks c JOIN pages p ON p.id = c.page_id
+      ORDER BY c.id LIMIT $1`,
+    [sample],
+  );
+  const texts = rows.map((row) =>
+    embeddingInput({ title: row.title, headingPath: row.heading_path ?? [], content: row.content }),
+  );
+  const tokens = texts.reduce(
+    (sum, text) => sum + Math.min(embedder.tokenizer.countTokens(text) + 2, embedder.maxTokens),
+    0,
+  );
+  await embedder.embed(texts.slice(0, 8)); // warm-up: first calls allocate
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await embedder.embed(texts);
+  const wall = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  return {
+    chunks: texts.length,
+    meanTokens: Math.round(tokens / Math.max(1, texts.length)),
+    cpuMsPerChunk: Number(((used.user + used.system) / 1000 / texts.length).toFixed(2)),
+    wallMsPerChunk: Number((wall / texts.length).toFixed(2)),
+  };
 }
 
 export interface FusionVariant {
