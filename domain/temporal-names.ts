@@ -4,6 +4,15 @@
  */
 
 /** Task queues, one per kind of work, so each kind of worker scales on its own. */
+/**
+ * The workflow task timeout of the workflows a crawl starts (origins, page batches, pages). A task's
+ * timeout runs from when a worker accepts it, and a crawl worker that has just restarted accepts many
+ * replays at once and runs them in turn on one thread: at the server's default of 10 s the last of them
+ * timed out on two loaded cores and replayed again, over and over (fault-injection test). A worker that
+ * dies holding a task delays that one workflow by at most this long.
+ */
+export const WORKFLOW_TASK_TIMEOUT = '30 seconds';
+
 export const TASK_QUEUES = {
   /** Workflow tasks only: cheap, CPU-light orchestration. */
   crawl: 'gleaner-crawl',

@@ -138,19 +138,19 @@ function workflowCacheSize(): number {
 const DEFAULT_WORKFLOW_CACHE = 200;
 
 /**
- * Workflow tasks the worker accepts at once. They run one after another on the SDK's single workflow
- * thread, and each one's 10 s timeout runs from when it was accepted, not from when it runs. After a
- * crawl worker restarts, every open workflow (origins and page children, a hundred or more) needs a
- * full replay: with the SDK's default of 40 accepted at once, the last of them waited past 10 s on two
- * loaded cores, timed out, and was replayed again — a crawl under injected faults stopped making
- * progress that way (fault-injection test, CI). Eight keep the server round trip hidden on loopback or a
- * LAN; GLEANER_WORKFLOW_TASK_SLOTS raises it for a worker far from its cluster.
+ * Workflow tasks the worker accepts at once (the SDK's default is 40). They run in turn on the SDK's one
+ * workflow thread, and each one's timeout runs from when it was accepted: after a crawl worker restarts,
+ * every open workflow replays, and with 40 accepted at once the last ones timed out on two loaded cores
+ * and replayed again, over and over (the fault-injection test's stall; WORKFLOW_TASK_TIMEOUT is the other
+ * half of the fix). Fewer slots cost throughput where activities share the event loop: the embedded
+ * default's politeness ratio (bench:politeness inline, one quiet run each) was 0.380 at 8 slots, 0.513 at
+ * 16, 0.587 at 24 and 0.573 at 40. GLEANER_WORKFLOW_TASK_SLOTS overrides it.
  */
 function workflowTaskSlots(): number {
   const fromEnv = Number(process.env.GLEANER_WORKFLOW_TASK_SLOTS);
   return Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : DEFAULT_WORKFLOW_TASK_SLOTS;
 }
-const DEFAULT_WORKFLOW_TASK_SLOTS = 8;
+const DEFAULT_WORKFLOW_TASK_SLOTS = 24;
 
 /**
  * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the

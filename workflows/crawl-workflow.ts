@@ -30,7 +30,7 @@ import {
   InvalidCrawlSpecError,
   parseCrawlSpec,
 } from '../domain/crawl-spec';
-import { originWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import { originWorkflowId, TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../domain/temporal-names';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import {
   type ControlCommand,
@@ -138,6 +138,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       await startChild(originWorkflow, {
         workflowId,
         taskQueue: TASK_QUEUES.crawl,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [{ spec, origin, initial: items, ...(isPaused(origin) ? { startPaused: true } : {}) }],
         // Origins outlive a continue-as-new of this workflow; they report back by signal.
         parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -49,7 +49,13 @@ import {
   type ResponseEnd,
   skewedJitterMs,
 } from '../domain/request-pacing';
-import { crawlWorkflowId, pageBatchWorkflowId, pageWorkflowId, TASK_QUEUES } from '../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  pageBatchWorkflowId,
+  pageWorkflowId,
+  TASK_QUEUES,
+  WORKFLOW_TASK_TIMEOUT,
+} from '../domain/temporal-names';
 import {
   dropSpilled,
   emptySpill,
@@ -444,6 +450,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startChild(pageWorkflow, {
         workflowId,
         taskQueue: TASK_QUEUES.crawl,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [{ crawlId: spec.crawlId, pageId, ...(spec.llmSummaries ? { llm: true } : {}) }],
       })
         .then((child) => child.result())
@@ -493,6 +500,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       startChild(pageBatchWorkflow, {
         workflowId,
         taskQueue: TASK_QUEUES.crawl,
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
         args: [{ crawlId: spec.crawlId, pageIds, ...(spec.llmSummaries ? { llm: true } : {}) }],
       })
         .then((child) => child.result())
