@@ -8,8 +8,10 @@
  * retried attempt re-claims its own pages and a page another batch owns is left to that batch; the
  * steps themselves are idempotent per page (activities/page-content.ts, summarize-offline.ts).
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Database } from '../db/database';
+import { startHeartbeat } from './heartbeat';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
 export interface ProcessPagesContentInput {
@@ -92,17 +94,6 @@ async function eachPage<T>(
 
 function isPermanent(error: unknown): boolean {
   return error instanceof ApplicationFailure && error.nonRetryable === true;
-}
-
-/** Beats every 5 s when run as a Temporal activity; a no-op timer when called directly (tests). */
-function startHeartbeat(): ReturnType<typeof setInterval> {
-  let context: Context | undefined;
-  try {
-    context = Context.current();
-  } catch {
-    context = undefined;
-  }
-  return setInterval(() => context?.heartbeat(), 5_000);
 }
 
 export function createPageBatchActivities(deps: PageBatchDeps) {

@@ -5,7 +5,7 @@
  * are its key phrases closest to that vector (KeyBERT's idea), both under the tag policy of
  * domain/tags.ts. Runs after `embedPage`; a page whose extraction was already summarised is skipped.
  */
-import { Context } from '@temporalio/activity';
+
 import type { Database } from '../db/database';
 import { fromVectorSql } from '../db/vector';
 import {
@@ -19,6 +19,7 @@ import {
 } from '../domain/key-phrases';
 import { applyTagPolicy, MAX_TAGS, MIN_TAGS, siteNameTags } from '../domain/tags';
 import { loadDefaultEmbedder, type TextEmbedder } from '../embed/embedder';
+import { startHeartbeat } from './heartbeat';
 
 export interface SummarizePageInput {
   pageId: number;
@@ -69,17 +70,6 @@ export function siteNamesOf(page: Pick<PageForSummary, 'origin' | 'title' | 'met
     names.push(suffix.replace(/\b(documentation|docs|v?\d[\w.]*)\b/gi, ' ').trim());
   }
   return siteNameTags(names.filter(Boolean));
-}
-
-/** Beats every 5 s when run as a Temporal activity; a no-op timer when called directly (benches, tests). */
-function startHeartbeat(): ReturnType<typeof setInterval> {
-  let context: Context | undefined;
-  try {
-    context = Context.current();
-  } catch {
-    context = undefined;
-  }
-  return setInterval(() => context?.heartbeat(), 5_000);
 }
 
 export function createSummarizeActivities(deps: SummarizeDeps) {

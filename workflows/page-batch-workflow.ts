@@ -11,6 +11,7 @@
 import { log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityApi, PageContentOutcome } from '../activities/types';
 import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
+import { runLlmPasses } from './llm-passes';
 
 const retry = {
   initialInterval: '1 second',
@@ -49,20 +50,6 @@ const { processPagesContent } = pageQueue(batchRetry);
 const { embedPages, summarizePages } = embedQueue(batchRetry);
 const { processPagesContent: processPageAlone } = pageQueue(retry);
 const { embedPage, summarizePage } = embedQueue(retry);
-
-// The LLM passes: Temporal owns their retries and backoff. A failed pass leaves the offline summary
-// and tags in place and does not fail the page.
-const { llmSummarizePage, llmTagPage } = proxyActivities<ActivityApi>({
-  taskQueue: TASK_QUEUES.llm,
-  startToCloseTimeout: '3 minutes',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES, 'LlmRequestRejected', 'LlmNotConfigured'],
-  },
-});
 
 export interface PageBatchWorkflowInput {
   crawlId: string;
@@ -133,17 +120,7 @@ export async function pageBatchWorkflow(input: PageBatchWorkflowInput): Promise<
 
   if (input.llm) {
     const llmPages = toEmbed.filter((pageId) => outcomes.get(pageId)?.error === undefined);
-    await Promise.all(
-      llmPages.map(async (pageId) => {
-        for (const pass of [llmSummarizePage, llmTagPage]) {
-          try {
-            await pass({ pageId });
-          } catch (error) {
-            log.warn('LLM pass failed; the offline summary and tags stay', { pageId, error });
-          }
-        }
-      }),
-    );
+    await Promise.all(llmPages.map(runLlmPasses));
   }
   return { pages: input.pageIds.map((pageId) => outcomes.get(pageId) ?? { pageId, indexed: false }) };
 }

@@ -4,9 +4,10 @@
  * vectors back and marking the page indexed), then summarise and tag (the embed queue: offline, with
  * the same model). Only ids and counts pass through history.
  */
-import { log, patched, proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
 import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
+import { runLlmPasses } from './llm-passes';
 
 const retry = {
   initialInterval: '1 second',
@@ -29,20 +30,6 @@ const { summarizePage } = proxyActivities<ActivityApi>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
   retry,
-});
-
-// The LLM passes: Temporal owns their retries and backoff. A failed pass leaves the offline summary
-// and tags in place and does not fail the page.
-const { llmSummarizePage, llmTagPage } = proxyActivities<ActivityApi>({
-  taskQueue: TASK_QUEUES.llm,
-  startToCloseTimeout: '3 minutes',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES, 'LlmRequestRejected', 'LlmNotConfigured'],
-  },
 });
 
 const { embedPage } = proxyActivities<ActivityApi>({
@@ -102,13 +89,7 @@ export async function pageWorkflow(input: PageWorkflowInput): Promise<PageWorkfl
   // Summary and tags from the page's vectors (offline; skipped when this extraction has them).
   if (patched('summaries-tags-v1')) await summarizePage({ pageId: input.pageId });
   if (input.llm && patched('llm-summaries-v1')) {
-    for (const pass of [llmSummarizePage, llmTagPage]) {
-      try {
-        await pass({ pageId: input.pageId });
-      } catch (error) {
-        log.warn('LLM pass failed; the offline summary and tags stay', { pageId: input.pageId, error });
-      }
-    }
+    await runLlmPasses(input.pageId);
   }
   return {
     pageId: input.pageId,
