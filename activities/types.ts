@@ -31,7 +31,9 @@ export type FetchSpec = Pick<
   | 'maxBodyBytes'
   | 'maxRedirects'
 > &
-  Partial<Pick<CrawlSpec, 'bodyTimeoutMs'>>;
+  // delayMs: the render activity keeps the origin's gap between a page's own requests (absent in
+  // inputs scheduled before it was passed: then only Crawl-delay applies there).
+  Partial<Pick<CrawlSpec, 'bodyTimeoutMs' | 'delayMs'>>;
 
 export interface FetchAndStoreInput {
   crawlId: string;

@@ -516,17 +516,20 @@ async function collectHistories(
   expectedPages: number,
 ): Promise<HistoryTotals> {
   const query = `WorkflowId = '${crawlWfId}' OR WorkflowId STARTS_WITH '${crawlWfId}/'`;
-  // Visibility is eventually consistent: list until every page workflow shows up and the count holds.
+  // Visibility is eventually consistent: list until the count holds. Pages are carried one per
+  // pageWorkflow (crawls started before page batches) or many per pageBatchWorkflow, so the count
+  // of page workflows to expect is known only in the first case.
   let executions: Array<{ workflowId: string; runId: string; type: string }> = [];
+  let stableReads = 0;
   for (let attempt = 0; attempt < 20; attempt++) {
     const listed: typeof executions = [];
     for await (const info of client.workflow.list({ query })) {
       listed.push({ workflowId: info.workflowId, runId: info.runId, type: info.type });
     }
     const pages = listed.filter((e) => e.type === WORKFLOW_TYPES.page).length;
-    const stable = listed.length === executions.length;
+    stableReads = listed.length === executions.length ? stableReads + 1 : 0;
     executions = listed;
-    if (pages >= expectedPages && stable) break;
+    if (stableReads >= 1 && (pages >= expectedPages || stableReads >= 3)) break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   const totals = emptyTotals();

@@ -10,6 +10,10 @@
  * servers' logs like test/integration/fault-injection.test.ts (the short version of this run).
  *
  *   npm run bench:scale -- [--origins 1000] [--pages 10] [--delay-ms 500] [--faults] [--skip-page-scaling]
+ *                          [--only-page-scaling] [--page-stage-origins N]
+ *
+ * The page stage's runs crawl their own site of `--page-stage-origins` origins (default: `--origins`)
+ * × `--pages` pages; `--only-page-scaling` runs just those two.
  *
  * It asserts nothing about time; read the load average printed beside the figures.
  */
@@ -34,6 +38,8 @@ interface Options {
   delayMs: number;
   faults: boolean;
   pageScaling: boolean;
+  onlyPageScaling: boolean;
+  pageStageOrigins: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -45,6 +51,8 @@ function parseOptions(argv: string[]): Options {
       'delay-ms': { type: 'string', default: '500' },
       faults: { type: 'boolean', default: false },
       'skip-page-scaling': { type: 'boolean', default: false },
+      'only-page-scaling': { type: 'boolean', default: false },
+      'page-stage-origins': { type: 'string' },
     },
   });
   const int = (name: string, value: string | undefined, min: number) => {
@@ -61,6 +69,8 @@ function parseOptions(argv: string[]): Options {
     delayMs: int('delay-ms', values['delay-ms'], 0),
     faults: values.faults === true,
     pageScaling: values['skip-page-scaling'] !== true,
+    onlyPageScaling: values['only-page-scaling'] === true,
+    pageStageOrigins: int('page-stage-origins', values['page-stage-origins'] ?? values.origins, 1),
   };
 }
 
@@ -300,7 +310,7 @@ async function injectFaults(
 async function runPageStage(options: Options, processes: number) {
   const infra = await startInfra();
   const farm = await startSiteFarm({
-    origins: options.origins,
+    origins: options.pageStageOrigins,
     pagesPerOrigin: options.pages,
     addresses: 16,
   });
@@ -356,11 +366,14 @@ async function runPageStage(options: Options, processes: number) {
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   progress(`cpus ${os.cpus().length}`);
-  const crawl = await runSplitCrawl(options);
-  const pageStage = options.pageScaling
-    ? [await runPageStage(options, 1), await runPageStage(options, 2)]
-    : undefined;
-  console.log(JSON.stringify({ options, crawl, ...(pageStage ? { pageStage } : {}) }, null, 2));
+  const crawl = options.onlyPageScaling ? undefined : await runSplitCrawl(options);
+  const pageStage =
+    options.pageScaling || options.onlyPageScaling
+      ? [await runPageStage(options, 1), await runPageStage(options, 2)]
+      : undefined;
+  console.log(
+    JSON.stringify({ options, ...(crawl ? { crawl } : {}), ...(pageStage ? { pageStage } : {}) }, null, 2),
+  );
 }
 
 main().catch((error: unknown) => {

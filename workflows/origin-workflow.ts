@@ -611,6 +611,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       maxBodyBytes: spec.maxBodyBytes,
       maxRedirects: spec.maxRedirects,
       bodyTimeoutMs: spec.bodyTimeoutMs,
+      delayMs: spec.delayMs,
     };
   }
 

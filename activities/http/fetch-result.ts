@@ -12,6 +12,7 @@ export const SELECTED_HEADERS = [
   'location',
   'content-language',
   'content-encoding',
+  'cache-control',
 ] as const;
 
 export type SelectedHeaderName = (typeof SELECTED_HEADERS)[number];

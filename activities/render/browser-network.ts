@@ -6,12 +6,14 @@
  * resource type, robots.txt) and the SSRF guard before anything is sent to it: Chromium does not
  * route the follow-up of a fulfilled redirect, so handing it a 3xx would let it go out by itself.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { originOf } from '../../domain/url';
 import { fetchPage } from '../http/fetch-page';
 import type { FetchPageResult } from '../http/fetch-result';
 import type { Resolver } from '../http/ssrf-guard';
 import type { RobotsPolicy } from '../robots-policy';
 import { createRequestGuard, type RequestGuard } from './request-guard';
+import { SubresourceCache } from './subresource-cache';
 
 export interface BrowserRequest {
   url: string;
@@ -58,6 +60,21 @@ export interface BrowserNetworkOptions {
    * Chromium alone would open 6 per host). @default 1
    */
   maxConcurrent?: number;
+  /**
+   * Least time from the end of one response to the next request, in ms: the origin's politeness
+   * gap (the larger of --delay-ms and Crawl-delay) holds between a rendered page's own requests
+   * too. The first request (the document) is not delayed: the workflow waited the gap before it.
+   * @default 0
+   */
+  minGapMs?: number;
+  /**
+   * Wall-clock time (ms since the epoch) after which no further sub-resource is requested: one
+   * whose turn (its gap waited) would come later is refused, so a paced page still renders within
+   * its navigation deadline, with what it got. @default no limit
+   */
+  sendByMs?: number;
+  /** Scripts and stylesheets kept between renders (looked up after the request guard). @default none */
+  cache?: SubresourceCache;
   /** Name resolution for the SSRF guard and the pinned socket. @default the system resolver */
   resolve?: Resolver;
   signal?: AbortSignal;
@@ -88,6 +105,9 @@ export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNet
   const signal = options.signal ? AbortSignal.any([options.signal, done.signal]) : done.signal;
   const maxRedirects = options.maxRedirects ?? 5;
   const slots = limiter(options.maxConcurrent ?? 1);
+  const minGapMs = options.minGapMs ?? 0;
+  // When the last response to this page's requests ended; undefined before the first one.
+  let lastEndedMs: number | undefined;
   const guards = new Map<string, RequestGuard>();
   // Sub-resources belong to the origin the page's document finally came from.
   let pageOrigin: string | undefined;
@@ -124,21 +144,29 @@ export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNet
       if (request.method !== 'GET')
         return { kind: 'refused', url, reason: `${request.method} not sent: a crawler only reads` };
       signal.throwIfAborted();
-      const fetched = await slots(() =>
-        fetchPage(url, {
-          userAgent: options.userAgent,
-          allowHosts: options.allowHosts,
-          // One hop per call: the next hop is guarded above before it is sent.
-          maxRedirects: 0,
-          maxBodyBytes: options.maxBodyBytes,
-          // The page itself is cut and kept like a plain fetch; a cut script or JSON would be garbage.
-          truncateBody: request.isNavigation,
-          ...(request.isNavigation ? {} : { allowedContentTypes: ['*/*'] }),
-          ...(options.bodyTimeoutMs ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
-          ...(options.resolve ? { resolve: options.resolve } : {}),
-          signal,
-        }),
-      );
+      const cacheable =
+        !request.isNavigation && options.cache && SubresourceCache.accepts(request.resourceType);
+      const cached = cacheable ? options.cache?.get(url) : undefined;
+      if (cached) return { kind: 'response', url, ...cached, redirects };
+      const fetched = await slots(async () => {
+        if (lastEndedMs !== undefined && minGapMs > 0) {
+          const startAtMs = lastEndedMs + minGapMs;
+          if (!request.isNavigation && options.sendByMs !== undefined && startAtMs > options.sendByMs)
+            return undefined;
+          if (startAtMs > Date.now()) await sleep(startAtMs - Date.now(), undefined, { signal });
+        }
+        try {
+          return await sendOne(url, request);
+        } finally {
+          lastEndedMs = Date.now();
+        }
+      });
+      if (!fetched)
+        return {
+          kind: 'refused',
+          url,
+          reason: `not requested: the politeness gap of ${minGapMs} ms would pass the page's time budget`,
+        };
       if (fetched.kind === 'redirect-limit') {
         redirects.push(url);
         if (redirects.length > maxRedirects)
@@ -148,8 +176,31 @@ export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNet
         url = fetched.location;
         continue;
       }
-      return outcome(url, fetched, redirects);
+      const result = outcome(url, fetched, redirects);
+      if (cacheable && result.kind === 'response' && redirects.length === 0)
+        options.cache?.put(
+          url,
+          { status: result.status, headers: result.headers, body: result.body, text: result.text },
+          fetched.headers['cache-control'],
+        );
+      return result;
     }
+  }
+
+  function sendOne(url: string, request: BrowserRequest): Promise<FetchPageResult> {
+    return fetchPage(url, {
+      userAgent: options.userAgent,
+      allowHosts: options.allowHosts,
+      // One hop per call: the next hop is guarded above before it is sent.
+      maxRedirects: 0,
+      maxBodyBytes: options.maxBodyBytes,
+      // The page itself is cut and kept like a plain fetch; a cut script or JSON would be garbage.
+      truncateBody: request.isNavigation,
+      ...(request.isNavigation ? {} : { allowedContentTypes: ['*/*'] }),
+      ...(options.bodyTimeoutMs ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+      signal,
+    });
   }
 
   return {

@@ -21,10 +21,16 @@ import type { FetchAndStoreResult, RenderAndStoreInput, RenderAndStoreResult } f
 import { createBrowserNetwork } from './browser-network';
 import { BrowserPool, type BrowserPoolOptions, BrowserUnavailableError } from './browser-pool';
 import { NavigationRefusedError, type RenderedPage, renderPage } from './render-page';
+import { SubresourceCache } from './subresource-cache';
 
 const HEARTBEAT_INTERVAL_MS = 2_000;
 
+/** Time left at the end of a render's navigation deadline for what was already requested to arrive. */
+const SEND_MARGIN_MS = 5_000;
+
 let sharedPool: BrowserPool | undefined;
+/** Scripts and stylesheets shared by the renders of this process (subresource-cache.ts). */
+const sharedSubresources = new SubresourceCache();
 let sharedPoolOptions: BrowserPoolOptions = {};
 
 /** Sets options of the process's next pool (the worker's slots decide maxPages); merged with earlier ones. */
@@ -87,11 +93,29 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
           error: message,
         };
       }
+      // The origin's gap holds between the page's own requests too; Crawl-delay can only raise it.
+      const robotsRecord = await robots.load(
+        origin,
+        {
+          userAgent: input.spec.userAgent,
+          allowHosts: input.spec.allowHosts,
+          signal: context.cancellationSignal,
+        },
+        true,
+      );
+      const minGapMs = Math.max(
+        input.spec.delayMs ?? 0,
+        robots.crawlDelayMs(robotsRecord, input.spec.userAgent) ?? 0,
+      );
+      const navigationTimeoutMs = input.spec.bodyTimeoutMs ?? 30_000;
       let rendered: RenderedPage;
       try {
         rendered = await renderPage(pool(), input.url, {
           userAgent: input.spec.userAgent,
           network: createBrowserNetwork({
+            minGapMs,
+            sendByMs: Date.now() + Math.max(0, navigationTimeoutMs - SEND_MARGIN_MS),
+            cache: sharedSubresources,
             userAgent: input.spec.userAgent,
             allowHosts: input.spec.allowHosts,
             robots,
@@ -102,7 +126,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
             signal: context.cancellationSignal,
           }),
           ...(input.settleMs !== undefined ? { settleMs: input.settleMs } : {}),
-          navigationTimeoutMs: input.spec.bodyTimeoutMs ?? 30_000,
+          navigationTimeoutMs,
         });
       } catch (error) {
         if (error instanceof BrowserUnavailableError)

@@ -11,9 +11,10 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Resolver } from '../../activities/http/ssrf-guard';
-import { createBrowserNetwork } from '../../activities/render/browser-network';
+import { type BrowserNetworkOptions, createBrowserNetwork } from '../../activities/render/browser-network';
 import { BrowserPool } from '../../activities/render/browser-pool';
 import { NavigationRefusedError, renderPage } from '../../activities/render/render-page';
+import { SubresourceCache } from '../../activities/render/subresource-cache';
 import { createRobotsPolicy, type RobotsPolicy } from '../../activities/robots-policy';
 import { migrate } from '../../db/migrate';
 import { PgDatabase } from '../../db/pg-database';
@@ -72,8 +73,15 @@ const reader = (urls: string[]) =>
 const text = (body: string) => (_req: http.IncomingMessage, res: http.ServerResponse) =>
   res.writeHead(200, { 'content-type': 'text/plain' }).end(body);
 
-function network(allowHosts: string[]) {
-  return createBrowserNetwork({ userAgent: UA, allowHosts, robots, maxBodyBytes: 1024 * 1024, resolve });
+function network(allowHosts: string[], extra: Partial<BrowserNetworkOptions> = {}) {
+  return createBrowserNetwork({
+    userAgent: UA,
+    allowHosts,
+    robots,
+    maxBodyBytes: 1024 * 1024,
+    resolve,
+    ...extra,
+  });
 }
 
 /** Renders `url` in the shared browser pool, every request going through a network allowing `allowHosts`. */
@@ -138,6 +146,28 @@ beforeAll(async () => {
     ),
   );
   site.route('/style.css', (_req, res) => res.writeHead(200, { 'content-type': 'text/css' }).end('p{}'));
+  // Three pages sharing one bundle and one stylesheet; the page's own data request is never cached.
+  for (const name of ['one', 'two', 'three'])
+    site.route(`/paced/${name}`, (_req, res) =>
+      html(
+        res,
+        `<!doctype html><html><head><link rel="stylesheet" href="/paced/site.css">` +
+          `<script src="/paced/bundle.js"></script><script src="/paced/no-store.js"></script></head>` +
+          `<body><main id="out">paced ${name}</main><script>fetch('/api/data').then((r) => r.text())` +
+          `.then((t) => document.getElementById('out').append(' got /api/data: ' + t));</script></body></html>`,
+      ),
+    );
+  site.route('/paced/site.css', (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/css', 'cache-control': 'max-age=3600' }).end('main{}'),
+  );
+  site.route('/paced/bundle.js', (_req, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/javascript' })
+      .end("document.documentElement.dataset.bundle = 'bundleword';"),
+  );
+  site.route('/paced/no-store.js', (_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/javascript', 'cache-control': 'no-store' }).end('void 0;'),
+  );
 });
 
 afterAll(async () => {
@@ -261,5 +291,54 @@ describe('the browser network', () => {
       reason: expect.stringMatching(/SSRF guard: internal\.test resolves to 10\.0\.0\.1 \(private\)/),
     });
     expect(connects).not.toContain('10.0.0.1');
+  });
+
+  it("keeps the origin's gap between a rendered page's own requests, and reuses scripts and stylesheets", async () => {
+    const gapMs = 250;
+    const cache = new SubresourceCache();
+    const before = site.log.length;
+    for (const name of ['one', 'two', 'three']) {
+      const page = await renderPage(pool, `${site.origin}/paced/${name}`, {
+        userAgent: UA,
+        network: network(['127.0.0.1'], { minGapMs: gapMs, cache }),
+      });
+      expect(page.html).toContain(`paced ${name}`);
+      expect(page.html).toContain('data-bundle="bundleword"');
+      expect(page.html).toContain('got /api/data: publicdataword');
+    }
+    const log = site.log.slice(before);
+    const count = (path: string) => log.filter((entry) => entry.path === path).length;
+    // The bundle and stylesheet were asked for once; no-store and data requests on every page.
+    expect(count('/paced/bundle.js')).toBe(1);
+    expect(count('/paced/site.css')).toBe(1);
+    expect(count('/paced/no-store.js')).toBe(3);
+    expect(count('/api/data')).toBe(3);
+    expect(cache.hits).toBeGreaterThanOrEqual(4);
+    // Within each render, one request at a time and the gap from each response's end to the next request.
+    for (const name of ['one', 'two', 'three']) {
+      const start = log.findIndex((entry) => entry.path === `/paced/${name}`);
+      const isPage = (path: string) => /^\/paced\/(one|two|three)$/.test(path);
+      const next = log.findIndex((entry, i) => i > start && isPage(entry.path));
+      const own = log.slice(start, next === -1 ? undefined : next);
+      expect(own.length).toBeGreaterThanOrEqual(3);
+      for (let i = 1; i < own.length; i++) {
+        const gap = (own[i]?.startedAtMs ?? 0) - (own[i - 1]?.endedAtMs ?? 0);
+        expect(gap, `${own[i - 1]?.path} → ${own[i]?.path}`).toBeGreaterThanOrEqual(gapMs - 5);
+      }
+    }
+  });
+
+  it('refuses a sub-resource whose turn would come after the time budget, and still renders the page', async () => {
+    const before = site.log.length;
+    const page = await renderPage(pool, `${site.origin}/paced/one`, {
+      userAgent: UA,
+      network: network(['127.0.0.1'], { minGapMs: 2_000, sendByMs: Date.now() + 1_000 }),
+    });
+    expect(page.html).toContain('paced one');
+    expect(page.refused).toContainEqual({
+      url: `${site.origin}/paced/site.css`,
+      reason: "not requested: the politeness gap of 2000 ms would pass the page's time budget",
+    });
+    expect(site.log.slice(before).map((entry) => entry.path)).toEqual(['/paced/one']);
   });
 });
