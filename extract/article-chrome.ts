@@ -130,6 +130,10 @@ function isByline(text: string): boolean {
 export const COMMENT_HEADING =
   /^(?:(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+)?(?:comments?|responses?|replies|thoughts|reactions)(?:\s*\(\d+\))?(?:\s+(?:to|on)\s+.{1,200})?\s*:?$|^(?:leave|post|add|write|submit) (?:a |your )?(?:reply|comment|response)$|^join the (?:discussion|conversation)$|^reader comments$|^discussion$/i;
 
-/** A comment heading that names the post it answers: "10 Responses to “…”", "3 thoughts on “…”". */
+/**
+ * A comment heading that names the post it answers ("10 Responses to “…”", "3 thoughts on “…”") or
+ * counts its comments ("109 Comments", "Comments (42)"): the heading of a readers' thread under a post,
+ * which stays the page however much longer the thread is.
+ */
 export const COMMENTS_ON_POST =
-  /^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:comments?|responses?|replies|thoughts|reactions)\s+(?:to|on)\s+\S/i;
+  /^(?:(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:comments?|responses?|replies|thoughts|reactions)(?:\s*:?$|\s+(?:to|on)\s+\S)|comments?\s*\(\d[\d,]*\)\s*:?$)/i;

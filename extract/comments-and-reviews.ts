@@ -16,7 +16,7 @@ const COMMENTS_NAME =
   /(?:^|\s)(?:comments|comment-?list|commentlist|comments-?(?:area|section|wrapper|container|block)|comment-?respond|respond|disqus_thread|js-comments-container)(?:$|\s)/i;
 /**
  * Text that must remain outside comment containers for them to be dropped: this share of it, or for
- * a thread that names its post this many characters (a post of 100 words under 1,000 words of
+ * a thread that names its post or counts its comments this many characters (a post of 100 words under 1,000 words of
  * comments is still the post).
  */
 const MIN_SHARE_OUTSIDE_COMMENTS = 0.2;
