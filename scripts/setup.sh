@@ -115,6 +115,12 @@ PY
 # says whether node_modules still matches package-lock.json.
 setup_npm() {
   local stamp="$ROOT/node_modules/.package-lock.json"
+  # A worktree may borrow another checkout's node_modules through a symlink. npm ci here would empty
+  # the linked folder (every checkout sharing it loses its packages) and then replace the link.
+  if [ -L "$ROOT/node_modules" ]; then
+    log "node_modules is a symlink to $(readlink -f "$ROOT/node_modules"): not reinstalling it from here (npm ci would empty the linked folder); run setup where it lives"
+    return
+  fi
   if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ]; then
     log "running npm ci"
     # The lock records every platform's optional packages (@biomejs/cli-*, @swc/core-*, ...), so
