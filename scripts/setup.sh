@@ -132,6 +132,18 @@ setup_npm() {
   fi
 }
 
+# The compiled CLI (dist/cli/, scripts/build-cli.ts): `gleaner search` starts from it without tsx's
+# transpiling. Rebuilt only when a source it was built from changed; bin/gleaner.js falls back to tsx
+# whenever it is stale, so skipping this step costs speed, never correctness.
+setup_cli_build() {
+  if (cd "$ROOT" && node bin/current-build.js); then
+    log "compiled CLI up to date"
+  else
+    (cd "$ROOT" && node --import tsx scripts/build-cli.ts | sed 's/^/[setup] /') ||
+      die "building the compiled CLI failed (see above); gleaner still runs from the sources through tsx"
+  fi
+}
+
 setup_temporal() {
   local existing
   existing="$(command -v temporal || true)"
@@ -293,6 +305,7 @@ main() {
   log "project root: $ROOT"
   check_arch
   setup_npm
+  setup_cli_build
   setup_temporal
   setup_postgres
   setup_model
