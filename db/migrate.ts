@@ -28,6 +28,9 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 
 /** Applies pending migrations; returns the versions applied. Safe to run concurrently on Postgres. */
 export async function migrate(db: Database, migrations = loadMigrations()): Promise<number[]> {
+  // The common case, every migration applied, in two reads instead of a transaction per migration
+  // (a cold `gleaner search` on PGlite spent ~0.1-0.3 s of CPU on those).
+  if (await allApplied(db, migrations)) return [];
   await db.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
   );
@@ -48,6 +51,17 @@ export async function migrate(db: Database, migrations = loadMigrations()): Prom
     if (done) applied.push(migration.version);
   }
   return applied;
+}
+
+/** True when `schema_migrations` exists and records every one of `migrations`. */
+async function allApplied(db: Database, migrations: readonly Migration[]): Promise<boolean> {
+  const table = await db.query<{ present: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+  );
+  if (!table.rows[0]?.present) return false;
+  const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
+  const applied = new Set(rows.map((row) => Number(row.version)));
+  return migrations.every((migration) => applied.has(migration.version));
 }
 
 /** Our migrations keep to plain statements separated by `;` at line ends (no function bodies yet). */

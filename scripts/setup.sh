@@ -115,6 +115,12 @@ PY
 # says whether node_modules still matches package-lock.json.
 setup_npm() {
   local stamp="$ROOT/node_modules/.package-lock.json"
+  # A worktree may borrow another checkout's node_modules through a symlink. npm ci here would empty
+  # the linked folder (every checkout sharing it loses its packages) and then replace the link.
+  if [ -L "$ROOT/node_modules" ]; then
+    log "node_modules is a symlink to $(readlink -f "$ROOT/node_modules"): not reinstalling it from here (npm ci would empty the linked folder); run setup where it lives"
+    return
+  fi
   if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ]; then
     log "running npm ci"
     # The lock records every platform's optional packages (@biomejs/cli-*, @swc/core-*, ...), so
@@ -123,6 +129,18 @@ setup_npm() {
       die "npm ci failed (see npm's message above). Check that the npm registry is reachable (npm config get registry) and that package-lock.json matches package.json; after changing dependencies run npm install to refresh the lock"
   else
     log "node_modules up to date"
+  fi
+}
+
+# The compiled CLI (dist/cli/, scripts/build-cli.ts): `gleaner search` starts from it without tsx's
+# transpiling. Rebuilt only when a source it was built from changed; bin/gleaner.js falls back to tsx
+# whenever it is stale, so skipping this step costs speed, never correctness.
+setup_cli_build() {
+  if (cd "$ROOT" && node bin/current-build.js); then
+    log "compiled CLI up to date"
+  else
+    (cd "$ROOT" && node --import tsx scripts/build-cli.ts | sed 's/^/[setup] /') ||
+      die "building the compiled CLI failed (see above); gleaner still runs from the sources through tsx"
   fi
 }
 
@@ -287,6 +305,7 @@ main() {
   log "project root: $ROOT"
   check_arch
   setup_npm
+  setup_cli_build
   setup_temporal
   setup_postgres
   setup_model
