@@ -12,13 +12,28 @@ import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
 /** Heap a thread may use; a page that needs more fails alone instead of killing the worker. */
 const THREAD_HEAP_MB = 1024;
 /**
- * Young generation of a thread (V8's default is about half). Parsing and Readability allocate
- * short-lived nodes and strings by the million; a larger nursery means fewer scavenges. Measured in a
- * worker thread over the first 800 wcxb-dev pages, alternating runs: median 27.5 / 26.6 ms per page
- * with the default, 25.8 / 24.8 ms with 96 MB (total −5 %); 48 MB gave no gain, 192 MB no more.
- * `npm run bench:extract` runs with the same size (`--max-semi-space-size=32`, a third of it).
+ * Young generation of a thread. Parsing and Readability allocate short-lived nodes and strings by the
+ * million, and a larger nursery means fewer scavenges: over the first 800 wcxb-dev pages in one thread,
+ * 96 MB took 25.8 / 24.8 ms per page against 27.5 / 26.6 ms with V8's default (−5 %); 48 MB gave no gain.
+ * But a thread keeps its nursery resident, and in the embedded default the threads share one process
+ * with PGlite, the model and the workflows (issue 18: under 1 GB). bench:pipeline on the 1,000-page
+ * generated site, three runs side by side at load ~27 (each only ~60-70 pages in when stopped): the
+ * gleaner process peaked at 1,039 MiB with 96 MB and 969 MiB with 32 MB; extraction is ~10 % of a page's CPU, so −5 % there is lost in the noise of the
+ * pipeline. GLEANER_ANALYSIS_YOUNG_MB overrides it (`npm run bench:extract` runs at 96 MB:
+ * `--max-semi-space-size=32`).
  */
-const THREAD_YOUNG_GENERATION_MB = 96;
+const THREAD_YOUNG_GENERATION_MB = positiveIntegerFromEnv('GLEANER_ANALYSIS_YOUNG_MB') ?? 32;
+/**
+ * Threads at most: one per core up to 4. GLEANER_ANALYSIS_THREADS overrides it; one thread saved another
+ * ~75 MiB of peak RSS in the same measurement (893 MiB), at a throughput cost not yet measured.
+ */
+const MAX_THREADS =
+  positiveIntegerFromEnv('GLEANER_ANALYSIS_THREADS') ?? Math.max(1, Math.min(availableParallelism(), 4));
+
+function positiveIntegerFromEnv(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value >= 1 ? value : undefined;
+}
 
 let pool: Piscina<PageAnalysisInput, PageAnalysis> | undefined;
 
@@ -26,7 +41,7 @@ export function analysePageInThread(input: PageAnalysisInput): Promise<PageAnaly
   pool ??= new Piscina({
     filename: new URL('./page-analysis-thread.mjs', import.meta.url).href,
     minThreads: 0,
-    maxThreads: Math.max(1, Math.min(availableParallelism(), 4)),
+    maxThreads: MAX_THREADS,
     idleTimeout: 30_000,
     resourceLimits: {
       maxOldGenerationSizeMb: THREAD_HEAP_MB,

@@ -3,8 +3,19 @@
  * process alone. PGlite has no lock of its own and two openers corrupt the data directory, so
  * an exclusive lock file guards it; other processes and psql reach it through the socket server.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -84,6 +95,28 @@ export function acquireLock(lockFile: string): (update: Partial<LockInfo>) => vo
   throw new Error(`could not take the lock ${lockFile}`);
 }
 
+/** Runs initdb for `dataDir` in a child process (db/pglite-initdb.mjs) and waits for it. */
+function initDataDirInChild(dataDir: string): Promise<void> {
+  const script = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, dataDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new Error(
+            `initialising the embedded store in ${dataDir} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`,
+          ),
+        );
+    });
+  });
+}
+
 export interface EmbeddedStoreOptions {
   /** Directory holding the PGlite data (created if missing). */
   dataDir: string;
@@ -111,6 +144,9 @@ export class PgliteDatabase implements Database {
     const lockFile = path.join(options.dataDir, '..', `${path.basename(options.dataDir)}.lock`);
     const updateLock = acquireLock(lockFile);
     try {
+      // A new directory is initialised by a short-lived child (see pglite-initdb.mjs): initdb's
+      // ~830 MB peak and ~150 MB residue then never reach this long-lived process.
+      if (!existsSync(path.join(options.dataDir, 'PG_VERSION'))) await initDataDirInChild(options.dataDir);
       const pg = await PGlite.create(options.dataDir, { extensions: { vector } });
       const db = new PgliteDatabase(pg, lockFile, updateLock);
       if (options.socket !== false) {
@@ -122,6 +158,11 @@ export class PgliteDatabase implements Database {
       rmSync(lockFile, { force: true });
       throw error;
     }
+  }
+
+  /** Size of PGlite's WebAssembly memory (it grows and never shrinks), when the module exposes it. */
+  wasmMemoryBytes(): number | undefined {
+    return (this.pg as unknown as { mod?: { HEAPU8?: Uint8Array } }).mod?.HEAPU8?.buffer.byteLength;
   }
 
   get lockPath(): string {

@@ -16,6 +16,7 @@ import type { QueueKind } from '../domain/temporal-names';
 import { type RunningWorkers, startWorkers } from '../workers/run-workers';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
+import { registerMemorySource } from './memory-sampler';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
 
 export interface RuntimeOptions {
@@ -83,6 +84,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       mkdirSync(home, { recursive: true });
       const pglite = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
       db = pglite;
+      registerMemorySource('pgliteWasm', () => pglite.wasmMemoryBytes());
       databaseUrl = pglite.socketUrl;
       cleanups.push(() => pglite.close());
     }

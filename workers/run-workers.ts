@@ -12,6 +12,7 @@ import { isConnectionError } from '../db/pg-database';
 import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { logger } from '../infra/logger';
+import { startMemorySampler } from '../infra/memory-sampler';
 import { workflowBundle } from './workflow-bundle';
 
 export { WORKFLOWS_PATH, workflowBundle } from './workflow-bundle';
@@ -81,6 +82,7 @@ export interface RunningWorkers {
 
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   installTemporalRuntime();
+  startMemorySampler();
   if (options.queues.includes('embed')) await prepareEmbedding(options.db);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   // The browser pool's pages match the render worker's slots, so no render ever waits for a page.
