@@ -4,7 +4,6 @@
  * so politeness survives any worker crash: the timer lives in Temporal, not in a process.
  */
 
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   condition,
   continueAsNew,
@@ -14,7 +13,6 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
-  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FetchSpec } from '../activities/types';
@@ -41,6 +39,7 @@ import {
   onThrottle,
   settled,
 } from '../domain/origin-health';
+import { countAnswer, countVisit, needsPageWorkflow } from '../domain/origin-stats';
 import type { RenderLearning } from '../domain/render-decision';
 import {
   handoffMs,
@@ -49,13 +48,7 @@ import {
   type ResponseEnd,
   skewedJitterMs,
 } from '../domain/request-pacing';
-import {
-  crawlWorkflowId,
-  pageBatchWorkflowId,
-  pageWorkflowId,
-  TASK_QUEUES,
-  WORKFLOW_TASK_TIMEOUT,
-} from '../domain/temporal-names';
+import { crawlWorkflowId } from '../domain/temporal-names';
 import {
   dropSpilled,
   emptySpill,
@@ -82,16 +75,8 @@ import {
   quotaSignal,
 } from './messages';
 import { fetchAndStore, fetchRobots, ingestSitemaps, nextClaimedUrls } from './origin-activities';
-import { pageBatchWorkflow } from './page-batch-workflow';
-import { pageWorkflow } from './page-workflow';
-import {
-  claimKnown,
-  countPageOutcome,
-  countVisit,
-  type KnownPagesCursor,
-  needsPageWorkflow,
-  topUpKnown,
-} from './recrawl';
+import { pageChildren } from './page-children';
+import { claimKnown, type KnownPagesCursor, topUpKnown } from './recrawl';
 import { fetchWithTier, type RenderTier } from './render-tier';
 
 /** Sitemap URLs wait in Postgres; the frontier is topped up from there in pages of this size. */
@@ -102,9 +87,6 @@ const SITEMAP_LOW_WATER = 50;
 const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
 const RELAY_BATCH = 50;
-/** A page batch closes at this many pages, or this long (workflow time) after its first page. */
-const PAGE_BATCH_PAGES = 16;
-const PAGE_BATCH_MS = 2_000;
 
 export interface OriginWorkflowInput {
   spec: CrawlSpec;
@@ -157,13 +139,6 @@ export interface OriginState extends OriginHealth {
   pageBatches?: number;
 }
 
-interface PageOutcome {
-  indexed: boolean;
-  error?: string;
-  chunksEmbedded?: number;
-  duplicate?: boolean;
-}
-
 export interface OriginResult {
   origin: string;
   stats: OriginStats;
@@ -191,12 +166,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     push(frontier, item, prioritised ? scoreUrl(item, hints) : 0);
   if (!input.state) for (const item of input.initial) enqueue(item);
   const crawl = getExternalWorkflowHandle(crawlWorkflowId(spec.crawlId));
-  const pageChildren: Array<Promise<PageOutcome | PageOutcome[]>> = [];
   // Runs recorded before batches start one page workflow per page (replay-safe).
   const batched = patched('page-batches-v1');
   if (batched) state.pageBatches ??= 0;
-  /** The batch being filled: page ids and when its first page came (workflow time). */
-  let openBatch: { pageIds: number[]; openedAtMs: number } | undefined;
+  const pages = pageChildren({ spec, origin, state, batched });
   // Fetches in flight beside the loop: only when the origin may take more than one at a time.
   // With one at a time the loop awaits each fetch itself, as runs recorded before this did.
   const inFlight = new Set<Promise<void>>();
@@ -315,22 +288,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     await crawl.signal(discoveredSignal, { byOrigin });
   }
 
-  /** Closes the open batch and waits for every page child; nothing is left open or uncounted. */
-  async function drainPageChildren(): Promise<void> {
-    closeBatch();
-    while (pageChildren.length > 0) {
-      const settled = await pageChildren.shift();
-      for (const outcome of Array.isArray(settled) ? settled : settled ? [settled] : []) {
-        countPageOutcome(state.stats, outcome);
-        if (outcome.indexed) state.stats.indexed++;
-        else if (outcome.error) {
-          state.stats.errors++;
-          state.stats.lastError = outcome.error;
-        }
-      }
-    }
-  }
-
   /** `timedHandoffMs`: the hand-off of a lap whose timer ran, to learn the next one from. */
   async function fetchNext(
     item: FrontierItem,
@@ -387,14 +344,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;
     settled(state, item.url);
-    if (result.outcome === 'ok' || result.outcome === 'not-modified') state.stats.fetched++;
-    if (result.rendered) state.stats.rendered = (state.stats.rendered ?? 0) + 1;
-    if (result.outcome === 'not-modified') state.stats.notModified++;
-    if (result.error) {
-      if (result.outcome === 'unsupported-content-type') state.stats.skipped++;
-      else state.stats.errors++;
-      state.stats.lastError = `${item.url}: ${result.error}`;
-    }
+    countAnswer(state.stats, item.url, result);
     trackForbidden(result);
     trackFailureRate(result);
     for (const found of result.discovered) {
@@ -410,10 +360,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     }
     countVisit(state.stats, result);
     if (result.noindex) state.stats.noindex = (state.stats.noindex ?? 0) + 1;
-    else if (needsPageWorkflow(result) && result.pageId !== undefined) {
-      if (batched) addToBatch(result.pageId);
-      else startPage(result.pageId);
-    }
+    else if (needsPageWorkflow(result) && result.pageId !== undefined) pages.add(result.pageId);
   }
 
   /** 429/5xx: the URL goes back first in line and the origin pauses (durable timer). */
@@ -438,90 +385,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   function trackForbidden(answer: Answer): void {
     const stopReason = onForbidden(state, spec, answer);
     if (stopReason) deny(stopReason, 'droppedByStop');
-  }
-
-  /**
-   * Starts the page's workflow without waiting for it, so the next fetch is scheduled in the same
-   * workflow task; its outcome is collected before the origin reports idle or continues as new.
-   */
-  function startPage(pageId: number): void {
-    const workflowId = pageWorkflowId(spec.crawlId, pageId);
-    pageChildren.push(
-      startChild(pageWorkflow, {
-        workflowId,
-        taskQueue: TASK_QUEUES.crawl,
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-        args: [{ crawlId: spec.crawlId, pageId, ...(spec.llmSummaries ? { llm: true } : {}) }],
-      })
-        .then((child) => child.result())
-        .then(
-          (result): PageOutcome => ({
-            indexed: result.indexed,
-            ...(result.chunksEmbedded ? { chunksEmbedded: result.chunksEmbedded } : {}),
-            ...(result.duplicate ? { duplicate: true } : {}),
-          }),
-          (error: unknown): PageOutcome =>
-            // The same page reached twice in one crawl (a redirect alias): its workflow already ran.
-            error instanceof WorkflowExecutionAlreadyStartedError
-              ? { indexed: false }
-              : { indexed: false, error: `page workflow ${workflowId} failed: ${(error as Error).message}` },
-        ),
-    );
-  }
-
-  /**
-   * Adds a stored page to the open batch, closing it when full. The batch's claim (not this list)
-   * keeps a page reached through two URLs from being processed twice; a repeat within the open
-   * batch is simply not added again.
-   */
-  function addToBatch(pageId: number): void {
-    openBatch ??= { pageIds: [], openedAtMs: Date.now() };
-    if (!openBatch.pageIds.includes(pageId)) openBatch.pageIds.push(pageId);
-    if (openBatch.pageIds.length >= PAGE_BATCH_PAGES) closeBatch();
-  }
-
-  /** Closes the open batch once it is `PAGE_BATCH_MS` old, or when a wait until `untilMs` would make it so. */
-  function closeBatchIfDue(untilMs = Date.now()): void {
-    if (openBatch && untilMs - openBatch.openedAtMs >= PAGE_BATCH_MS) closeBatch();
-  }
-
-  /**
-   * Starts the open batch's workflow without waiting for it, as startPage does for one page; its
-   * outcomes are collected before the origin reports idle, finishes or continues as new.
-   */
-  function closeBatch(): void {
-    if (!openBatch || openBatch.pageIds.length === 0) return;
-    const { pageIds } = openBatch;
-    openBatch = undefined;
-    const seq = (state.pageBatches ?? 0) + 1;
-    state.pageBatches = seq;
-    const workflowId = pageBatchWorkflowId(spec.crawlId, origin, seq);
-    pageChildren.push(
-      startChild(pageBatchWorkflow, {
-        workflowId,
-        taskQueue: TASK_QUEUES.crawl,
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-        args: [{ crawlId: spec.crawlId, pageIds, ...(spec.llmSummaries ? { llm: true } : {}) }],
-      })
-        .then((child) => child.result())
-        .then(
-          (result): PageOutcome[] =>
-            result.pages.map((page) => ({
-              indexed: page.indexed,
-              ...(page.chunksEmbedded ? { chunksEmbedded: page.chunksEmbedded } : {}),
-              ...(page.duplicate ? { duplicate: true } : {}),
-              ...(page.error ? { error: page.error } : {}),
-            })),
-          (error: unknown): PageOutcome[] =>
-            // Started before (a reset origin run): that run's batch claimed and processes its pages.
-            error instanceof WorkflowExecutionAlreadyStartedError
-              ? pageIds.map(() => ({ indexed: false }))
-              : pageIds.map(() => ({
-                  indexed: false,
-                  error: `page batch ${workflowId} failed: ${(error as Error).message}`,
-                })),
-        ),
-    );
   }
 
   /** Reads robots.txt once per origin (cached by the activity for 24 h) before any page. */
@@ -659,7 +522,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   }
 
   while (!finishRequested) {
-    closeBatchIfDue();
+    pages.closeBatchIfDue();
     if (relayPending() >= RELAY_BATCH) await flushRelay();
     if (state.known && !state.budgetExhausted && !state.deniedReason) {
       await topUpKnown(
@@ -687,12 +550,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (size(frontier) === 0) {
       if (inFlight.size > 0) {
         // A fetch still running may bring links: the origin is not idle before it ends.
-        closeBatch();
+        pages.closeBatch();
         await condition(() => inFlight.size === 0 || size(frontier) > 0);
         continue;
       }
       await flushRelay();
-      await drainPageChildren();
+      await pages.drain();
       if (size(frontier) === 0 && !lastReportedIdle) {
         phase = 'idle';
         showDetails();
@@ -709,7 +572,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (state.quota === 0) {
       if (!quotaPending) {
         quotaPending = true;
-        closeBatch();
+        pages.closeBatch();
         phase = 'waiting-quota';
         showDetails();
         await report({ quotaWanted: Math.min(QUOTA_BLOCK, size(frontier)) });
@@ -721,7 +584,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // The gap runs from the end of the previous fetch (workflow time is never earlier than
     // the activity's real completion), so the server sees at least delayMs of silence.
     if (state.paused) {
-      closeBatch();
+      pages.closeBatch();
       phase = 'paused';
       showDetails();
       await condition(() => !state.paused || finishRequested);
@@ -749,7 +612,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     );
     if (waitMs > 0) {
       // A batch is never held past its age by the politeness clock (a Crawl-delay may be long).
-      closeBatchIfDue(Date.now() + waitMs);
+      pages.closeBatchIfDue(Date.now() + waitMs);
       phase = 'sleeping';
       showDetails();
       await sleep(waitMs);
@@ -759,7 +622,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state.quota--;
     if (concurrency() > 1) {
       startFetch(item);
-      closeBatchIfDue();
+      pages.closeBatchIfDue();
       await condition(() => inFlight.size < concurrency() || finishRequested);
     } else {
       // What the timer left of the gap, measured again now that the timer has fired.
@@ -780,7 +643,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
       await settleFetches();
       await flushRelay();
-      await drainPageChildren();
+      await pages.drain();
       // Handlers only mutate state synchronously, so nothing is lost between here and the new run.
       await condition(() => !quotaPending || finishRequested);
       if (!finishRequested) {
@@ -796,7 +659,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
 
   await settleFetches();
   await flushRelay();
-  await drainPageChildren();
+  await pages.drain();
   phase = 'done';
   showDetails();
   await report({ idle: true, done: true, returnedQuota: state.quota });
