@@ -155,3 +155,11 @@ export function countPageOutcomes(stats: OriginStats, outcomes: readonly PageOut
     }
   }
 }
+
+/** Pages per second over the origin's fetching so far (0 before a second fetch). */
+export function fetchRatePerSecond(stats: OriginStats): number {
+  const { firstFetchAtMs, lastFetchAtMs, fetched } = stats;
+  const spanMs =
+    firstFetchAtMs !== undefined && lastFetchAtMs !== undefined ? lastFetchAtMs - firstFetchAtMs : 0;
+  return spanMs > 0 ? ((fetched - 1) * 1000) / spanMs : 0;
+}

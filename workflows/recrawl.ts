@@ -7,6 +7,7 @@
 import type { FetchSpec } from '../activities/types';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { FrontierItem } from '../domain/frontier';
+import type { KnownPagesCursor } from '../domain/origin-state';
 import { claimKnownPages, nextKnownUrls } from './origin-activities';
 
 /** Known URLs are pulled from Postgres in pages of this size when the frontier runs low. */
@@ -18,12 +19,6 @@ const KNOWN_LOW_WATER = 50;
  */
 const DUE_PRIORITY = 100;
 const NOT_DUE_PRIORITY = -100;
-
-/** Where the frontier stands in the origin's store claims; carried across continue-as-new. */
-export interface KnownPagesCursor {
-  cursor?: string;
-  done: boolean;
-}
 
 export async function claimKnown(
   spec: CrawlSpec,

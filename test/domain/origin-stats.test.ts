@@ -5,6 +5,7 @@ import {
   countPageOutcomes,
   countVisit,
   emptyOriginStats,
+  fetchRatePerSecond,
   needsPageWorkflow,
   sumStats,
 } from '../../domain/origin-stats';
@@ -87,5 +88,14 @@ describe('addCount and sumStats', () => {
     const total = sumStats([a, b]);
     expect(total).toMatchObject({ droppedByStop: 5, unreachable: 1 });
     expect(total.firstFetchAtMs).toBeUndefined();
+  });
+});
+
+describe('fetchRatePerSecond', () => {
+  it('is fetches after the first over the span between first and last fetch', () => {
+    expect(fetchRatePerSecond(emptyOriginStats())).toBe(0);
+    expect(
+      fetchRatePerSecond({ ...emptyOriginStats(), fetched: 5, firstFetchAtMs: 0, lastFetchAtMs: 2_000 }),
+    ).toBe(2);
   });
 });
