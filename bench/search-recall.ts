@@ -29,7 +29,6 @@ import type { TextEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
-import { toVectorLiteral } from '../search/text-embedder';
 import { unpackSite } from '../test/helpers/sites';
 import { htmlFiles } from './lib/html-files';
 
@@ -272,7 +271,7 @@ export function feedbackSearch(
     const q = vector as Float32Array;
     const first = await db.query<{ chunk_id: string }>(
       `SELECT chunk_id::text FROM gleaner_search($1, $2::vector, $3, domain_filter => $4, search_mode => $5)`,
-      [question, toVectorLiteral(q), feedback, origin, mode],
+      [question, toVectorSql(q), feedback, origin, mode],
     );
     const { rows } = await db.query<{ embedding: string }>(
       'SELECT embedding::text AS embedding FROM chunks WHERE id = ANY($1::bigint[]) AND embedding IS NOT NULL',
@@ -288,7 +287,7 @@ export function feedbackSearch(
     for (let d = 0; d < moved.length; d++) moved[d] = (moved[d] as number) / norm;
     const second = await db.query<{ url: string }>(
       `SELECT url FROM gleaner_search($1, $2::vector, 10, domain_filter => $3, search_mode => $4)`,
-      [question, toVectorLiteral(moved), origin, mode],
+      [question, toVectorSql(moved), origin, mode],
     );
     return { hits: second.rows };
   };

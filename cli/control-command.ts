@@ -1,22 +1,17 @@
 /** `gleaner pause|resume|cancel <crawlId> [--origin O]`: operator control through the crawl's signal. */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { crawlWorkflowId } from '../domain/temporal-names';
-import { canonicalizeUrl, originOf } from '../domain/url';
 import { openRuntime } from '../infra/runtime';
 import { type ControlCommand, controlSignal } from '../workflows/messages';
 import { UsageError } from './errors';
+import { originOption } from './options';
 
 export async function runControlCommand(
   action: ControlCommand['action'],
   crawlId: string,
   options: { origin?: string; reason?: string },
 ): Promise<void> {
-  let origin: string | undefined;
-  if (options.origin) {
-    const url = canonicalizeUrl(options.origin);
-    if (!url) throw new UsageError(`not a valid http(s) origin: ${options.origin}`);
-    origin = originOf(url);
-  }
+  const origin = originOption(options.origin);
   const runtime = await openRuntime({});
   try {
     const handle = runtime.client.workflow.getHandle(crawlWorkflowId(crawlId));

@@ -1,5 +1,7 @@
 /** Parsers for command-line values: each rejects bad input with a message naming the flag. */
 import { InvalidArgumentError } from 'commander';
+import { canonicalizeUrl, originOf } from '../domain/url';
+import { UsageError } from './errors';
 
 export function integerOption(name: string, min: number) {
   return (value: string): number => {
@@ -33,4 +35,12 @@ export function listOption(value: string, previous: string[] = []): string[] {
       .map((item) => item.trim())
       .filter(Boolean),
   ];
+}
+
+/** `--origin O` of pause, resume and cancel: any http(s) URL of the origin, as scheme://host:port. */
+export function originOption(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const url = canonicalizeUrl(value);
+  if (!url) throw new UsageError(`not a valid http(s) origin: ${value}`);
+  return originOf(url);
 }

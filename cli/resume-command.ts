@@ -6,23 +6,18 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { crawlWorkflowId, QUEUE_KINDS } from '../domain/temporal-names';
-import { canonicalizeUrl, originOf } from '../domain/url';
 import { openRuntime, type Runtime } from '../infra/runtime';
 import { storedCrawlStatus } from '../infra/start-crawl';
 import { controlSignal } from '../workflows/messages';
 import { followCrawl } from './crawl-command';
 import { UsageError } from './errors';
+import { originOption } from './options';
 
 export async function runResumeCommand(
   crawlId: string,
   options: { origin?: string; json?: boolean; localWorkers?: boolean },
 ): Promise<void> {
-  let origin: string | undefined;
-  if (options.origin) {
-    const url = canonicalizeUrl(options.origin);
-    if (!url) throw new UsageError(`not a valid http(s) origin: ${options.origin}`);
-    origin = originOf(url);
-  }
+  const origin = originOption(options.origin);
   const configured = Boolean(process.env.TEMPORAL_ADDRESS);
   const follow = origin === undefined && (options.localWorkers ?? !configured);
   let runtime: Runtime | undefined;

@@ -5,9 +5,10 @@
  * different model than the one the corpus was embedded with.
  */
 import type { Database } from '../db/database';
+import { toVectorSql } from '../db/vector';
 import { MAX_TAGS, normalizeTag } from '../domain/tags';
 import { provisionedModelDir } from '../embed/model-dir';
-import { type TextEmbedder, toVectorLiteral } from './text-embedder';
+import type { TextEmbedder } from './text-embedder';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -120,7 +121,7 @@ export async function searchCorpus(
           `the embedder returned a vector of ${vector?.length ?? 0} dimensions; the corpus holds ${EMBEDDING_DIMENSION}`,
         );
       }
-      queryVector = toVectorLiteral(vector);
+      queryVector = toVectorSql(vector);
     }
   }
 

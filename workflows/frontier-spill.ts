@@ -2,51 +2,15 @@
  * The origin workflow's side of the frontier spill: its frontier holds at most
  * `spec.frontierMaxUrls` URLs, each fetch is told how much room is left, and what did not fit
  * waits in Postgres until the frontier drains below its low water, then comes back a page at a
- * time. Deterministic: the one activity is proxied, the rest is arithmetic on plain data.
+ * time. Deterministic: the activities are proxied; the arithmetic is `domain/frontier-spill.ts`.
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
 import { type Frontier, type FrontierItem, trimTo } from '../domain/frontier';
+import { noteSpilled, type SpillState, topUpBounds } from '../domain/frontier-spill';
 import { nextSpilledUrls, spillUrls } from './origin-activities';
 
 /** URLs per spillUrls call (the activity's limit). */
 const SPILL_CALL_MAX = 500;
-
-/** Top-ups (spill, sitemap, known pages) pull at most this many URLs at a time… */
-const TOP_UP_PAGE = 200;
-/** …once the frontier holds fewer than this. */
-const TOP_UP_LOW_WATER = 50;
-
-/** Carried across continue-as-new; a few numbers, however many URLs wait in Postgres. */
-export interface SpillState {
-  /** Rows may be waiting in Postgres: set by a fetch that spilled, cleared by a take that came back short. */
-  pending: boolean;
-  /** Takes made so far; the next take is named `takes + 1`, so a retried take answers the same. */
-  takes: number;
-  /** URLs spilled and not yet taken back (progress and drop counts). */
-  waiting: number;
-}
-
-export function emptySpill(): SpillState {
-  return { pending: false, takes: 0, waiting: 0 };
-}
-
-/** Same-origin discoveries the next fetch may hand back: the room left beside fetches in flight. */
-export function roomFor(bound: number, frontierSize: number, reservedByInFlight: number): number {
-  return Math.max(0, bound - frontierSize - reservedByInFlight);
-}
-
-/** When a bounded frontier tops up and how much it takes, so a top-up never overfills it. */
-export function topUpBounds(bound: number, frontierSize: number): { lowWater: number; page: number } {
-  return {
-    lowWater: Math.min(TOP_UP_LOW_WATER, Math.floor(bound / 2)),
-    page: Math.max(1, Math.min(TOP_UP_PAGE, bound - frontierSize)),
-  };
-}
-
-export function noteSpilled(spill: SpillState, count: number): void {
-  spill.pending = true;
-  spill.waiting += count;
-}
 
 /** Takes the next page of spilled URLs back when the frontier runs low. */
 export async function takeSpilled(
@@ -93,13 +57,4 @@ export async function spillOverflow(
     parked += part.length - missing.length;
   }
   return parked;
-}
-
-/** Forgets what waits in Postgres (budget spent, origin stopped); returns how many URLs that was. */
-export function dropSpilled(spill: SpillState | undefined): number {
-  if (!spill) return 0;
-  const dropped = spill.waiting;
-  spill.waiting = 0;
-  spill.pending = false;
-  return dropped;
 }

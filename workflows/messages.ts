@@ -5,73 +5,10 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { FrontierItem } from '../domain/frontier';
+import type { OriginStats } from '../domain/origin-stats';
 
 export type { FrontierItem } from '../domain/frontier';
-
-/** Counters one origin keeps; the crawl sums them. */
-export interface OriginStats {
-  fetched: number;
-  errors: number;
-  /** Fetched but not a page (another content type): not an error, not stored. */
-  skipped: number;
-  links: number;
-  indexed: number;
-  bytes: number;
-  notModified: number;
-  robotsBlocked: number;
-  /** URLs left unfetched because the origin could not be reached (its robots.txt unreachable). */
-  unreachable?: number;
-  /** 429/5xx answers that paused the origin and were retried. */
-  throttled?: number;
-  /** URLs left unfetched because the origin was stopped (repeated 403, cancel). */
-  droppedByStop?: number;
-  /** Pages stored but not indexed because they said noindex. */
-  noindex?: number;
-  /** Times the failure-rate circuit breaker paused the origin. */
-  circuitOpens?: number;
-  /** URLs left unfetched because the crawl's page budget ran out. */
-  droppedByBudget: number;
-  /** Recrawl change tracking: pages seen for the first time, changed, unchanged, removed. */
-  pagesNew?: number;
-  pagesChanged?: number;
-  pagesUnchanged?: number;
-  pagesRemoved?: number;
-  /** Pages found to copy another (exact, near or rel=canonical): not indexed. */
-  duplicates?: number;
-  /** Chunks embedded by this crawl's page workflows (vectors reused from unchanged chunks excluded). */
-  chunksEmbedded?: number;
-  /** Workflow time of the first and latest fetch, for a pages/s rate. */
-  firstFetchAtMs?: number;
-  lastFetchAtMs?: number;
-  /** The most recent failure, for people asking "why did it stop?". */
-  lastError?: string;
-  /** Pages whose stored body is a headless browser's rendered DOM. */
-  rendered?: number;
-  /** A page's same-origin links left waiting in Postgres because the origin's frontier was full (frontier spill). */
-  spilled?: number;
-}
-
-export function emptyOriginStats(): OriginStats {
-  return {
-    fetched: 0,
-    errors: 0,
-    skipped: 0,
-    noindex: 0,
-    throttled: 0,
-    links: 0,
-    indexed: 0,
-    bytes: 0,
-    notModified: 0,
-    robotsBlocked: 0,
-    droppedByBudget: 0,
-    pagesNew: 0,
-    pagesChanged: 0,
-    pagesUnchanged: 0,
-    pagesRemoved: 0,
-    duplicates: 0,
-    chunksEmbedded: 0,
-  };
-}
+export { emptyOriginStats, type OriginStats, sumStats } from '../domain/origin-stats';
 
 export type OriginPhase = 'robots' | 'paused' | 'fetching' | 'sleeping' | 'waiting-quota' | 'idle' | 'done';
 
@@ -186,15 +123,3 @@ export const controlSignal = defineSignal<[ControlCommand]>('control');
 
 export const crawlProgressQuery = defineQuery<CrawlProgress>('progress');
 export const originProgressQuery = defineQuery<OriginProgress>('originProgress');
-
-/** Adds up every counter (the timestamps and the last error are per origin, not summed). */
-export function sumStats(all: readonly OriginStats[]): OriginStats {
-  const total = emptyOriginStats() as unknown as Record<string, number>;
-  for (const stats of all) {
-    for (const [key, value] of Object.entries(stats)) {
-      if (typeof value !== 'number' || key === 'firstFetchAtMs' || key === 'lastFetchAtMs') continue;
-      total[key] = (total[key] ?? 0) + value;
-    }
-  }
-  return total as unknown as OriginStats;
-}

@@ -1,12 +1,13 @@
 /**
  * The origin workflow's recrawl steps: claim the origin's known pages from the store once, top
- * the frontier up from those claims due-first, and count what each visit and page found.
+ * the frontier up from those claims due-first (what each visit found is counted in
+ * `domain/origin-stats.ts`).
  * Deterministic: activities are proxied, everything else is arithmetic on plain data.
  */
-import type { FetchAndStoreResult, FetchSpec } from '../activities/types';
+import type { FetchSpec } from '../activities/types';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { FrontierItem } from '../domain/frontier';
-import type { OriginStats } from './messages';
+import type { KnownPagesCursor } from '../domain/origin-state';
 import { claimKnownPages, nextKnownUrls } from './origin-activities';
 
 /** Known URLs are pulled from Postgres in pages of this size when the frontier runs low. */
@@ -18,12 +19,6 @@ const KNOWN_LOW_WATER = 50;
  */
 const DUE_PRIORITY = 100;
 const NOT_DUE_PRIORITY = -100;
-
-/** Where the frontier stands in the origin's store claims; carried across continue-as-new. */
-export interface KnownPagesCursor {
-  cursor?: string;
-  done: boolean;
-}
 
 export async function claimKnown(
   spec: CrawlSpec,
@@ -57,29 +52,4 @@ export async function topUpKnown(
   }
   known.cursor = page.lastUrl ?? known.cursor;
   known.done = page.done;
-}
-
-/** Counts what one fetch found for the stored page (new, changed, unchanged, removed, duplicate). */
-export function countVisit(stats: OriginStats, result: FetchAndStoreResult): void {
-  if (result.change === 'new') stats.pagesNew = (stats.pagesNew ?? 0) + 1;
-  if (result.change === 'changed') stats.pagesChanged = (stats.pagesChanged ?? 0) + 1;
-  if (result.change === 'unchanged') stats.pagesUnchanged = (stats.pagesUnchanged ?? 0) + 1;
-  if (result.change === 'removed') stats.pagesRemoved = (stats.pagesRemoved ?? 0) + 1;
-  if (result.current && result.duplicate) stats.duplicates = (stats.duplicates ?? 0) + 1;
-  // Unchanged and already searchable: indexed without a page workflow.
-  if (result.current && result.indexed) stats.indexed++;
-}
-
-/** Whether the stored page still needs its page workflow (extract → chunk → embed). */
-export function needsPageWorkflow(result: FetchAndStoreResult): boolean {
-  return result.pageId !== undefined && result.current !== true;
-}
-
-/** Counts what a page workflow did beyond indexing: vectors written, a near duplicate found. */
-export function countPageOutcome(
-  stats: OriginStats,
-  outcome: { chunksEmbedded?: number; duplicate?: boolean },
-): void {
-  if (outcome.chunksEmbedded) stats.chunksEmbedded = (stats.chunksEmbedded ?? 0) + outcome.chunksEmbedded;
-  if (outcome.duplicate) stats.duplicates = (stats.duplicates ?? 0) + 1;
 }

@@ -3,7 +3,11 @@
  * asks for a browser, and what the origin learns from each render. Each tier's request is one
  * request on the origin's politeness clock: a render after a plain fetch waits out the gap first.
  */
+import { sleep } from '@temporalio/workflow';
 import type { FetchAndStoreInput, FetchAndStoreResult, RenderAndStoreResult } from '../activities/types';
+import type { CrawlSpec } from '../domain/crawl-spec';
+import type { OriginState } from '../domain/origin-state';
+import { gapLeftMs, originGapMs, responseEndedAtMs } from '../domain/politeness-clock';
 import {
   learnTier,
   planFetch,
@@ -22,6 +26,30 @@ export interface RenderTier {
   requestEnded(msSinceResponse?: number): void;
   /** Waits until the origin's gap since its last request has passed (durable timer). */
   waitGap(): Promise<void>;
+}
+
+/** The origin's tier: its learning (started here, carried in its state), its clock on workflow time. */
+export function originRenderTier(
+  spec: Pick<CrawlSpec, 'render' | 'delayMs'>,
+  state: OriginState,
+): RenderTier {
+  state.renderLearning ??= {};
+  return {
+    mode: spec.render,
+    learning: state.renderLearning,
+    requestEnded(msSinceResponse = 0) {
+      state.stats.lastFetchAtMs = responseEndedAtMs(Date.now(), msSinceResponse);
+      state.lastResponse = undefined;
+    },
+    async waitGap() {
+      const waitMs = gapLeftMs(
+        originGapMs(spec.delayMs, state.crawlDelayMs),
+        state.stats.lastFetchAtMs,
+        Date.now(),
+      );
+      if (waitMs > 0) await sleep(waitMs);
+    },
+  };
 }
 
 export type TieredResult = FetchAndStoreResult & { rendered?: boolean };

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
+import { toVectorSql } from '../../db/vector';
 import { loadDefaultEmbedder } from '../../embed/embedder';
 import type { SearchHit } from '../../search/hybrid-search';
-import { toVectorLiteral } from '../../search/text-embedder';
 import { lastLine, runGleaner } from '../helpers/gleaner-process';
 import { loadCorpus } from './search-corpus';
 
@@ -50,7 +50,7 @@ async function fillStore(home: string, options: { embed: boolean; empty?: boolea
       for (const [i, row] of rows.entries()) {
         await db.query('UPDATE chunks SET embedding = $2::vector, embedding_model = $3 WHERE id = $1', [
           row.id,
-          toVectorLiteral(vectors[i] as Float32Array),
+          toVectorSql(vectors[i] as Float32Array),
           embedder.identity.name,
         ]);
       }

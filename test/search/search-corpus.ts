@@ -4,8 +4,9 @@
  * out by hand.
  */
 import type { Database } from '../../db/database';
+import { toVectorSql } from '../../db/vector';
 import { EMBEDDING_DIMENSION } from '../../search/hybrid-search';
-import { type TextEmbedder, toVectorLiteral } from '../../search/text-embedder';
+import type { TextEmbedder } from '../../search/text-embedder';
 
 export const MODEL = { name: 'test-axes', dimension: EMBEDDING_DIMENSION, weightsSha256: 'a'.repeat(64) };
 
@@ -137,7 +138,7 @@ export async function loadCorpus(
           heading,
           chunk.text,
           chunk.tsConfig ?? 'english',
-          chunk.vector ? toVectorLiteral(chunk.vector) : null,
+          chunk.vector ? toVectorSql(chunk.vector) : null,
           chunk.vector ? MODEL.name : null,
         ],
       );

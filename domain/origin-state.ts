@@ -1,0 +1,143 @@
+/**
+ * One origin's durable state, carried across continue-as-new, and the pure transitions the origin
+ * workflow's signals and its refusals make on it: a batch of URLs arrives, the crawl grants quota,
+ * an operator pauses, resumes or cancels, the origin is denied. No I/O, no clock.
+ */
+import { clear, emptyFrontier, type Frontier, type FrontierItem } from './frontier';
+import { dropSpilled, type SpillState } from './frontier-spill';
+import type { OriginHealth } from './origin-health';
+import { addCount, emptyOriginStats, type OriginStats } from './origin-stats';
+import type { RenderLearning } from './render-decision';
+import type { ResponseEnd } from './request-pacing';
+
+/** Counters a denied origin's unfetched URLs can go to. */
+export type DenialCounter = 'robotsBlocked' | 'droppedByStop' | 'unreachable';
+
+/** Where the frontier stands in the origin's store claims (a recrawl); kept in Postgres. */
+export interface KnownPagesCursor {
+  cursor?: string;
+  done: boolean;
+}
+
+export interface OriginState extends OriginHealth {
+  /** A priority heap (plain data); older runs carried a plain array, converted on start. */
+  frontier: Frontier | FrontierItem[];
+  stats: OriginStats;
+  quota: number;
+  receivedBatches: number;
+  budgetExhausted: boolean;
+  pendingRelay: Record<string, FrontierItem[]>;
+  robotsChecked?: boolean;
+  /** Crawl-delay from robots.txt; the gap is the larger of it and `delayMs`. */
+  crawlDelayMs?: number;
+  /** Why this origin is not crawled at all (robots.txt unreachable, Crawl-delay too long). */
+  deniedReason?: string;
+  /** The counter URLs sent to a denied origin go to (robotsBlocked when unset, as before). */
+  deniedAs?: DenialCounter;
+  /** Where the frontier stands in this origin's sitemap URLs (kept in Postgres, pulled in pages). */
+  sitemaps?: { cursor?: string; done: boolean };
+  /** Where the frontier stands in this origin's known pages (a recrawl), kept in Postgres. */
+  known?: KnownPagesCursor;
+  /** Paused by an operator (control signal): no request until resumed. */
+  paused?: boolean;
+  cancelled?: boolean;
+  /** Which tier each kind of page of this origin needs (render 'auto'). */
+  renderLearning?: RenderLearning;
+  /** The frontier is bounded and what did not fit waits in Postgres (absent in older runs). */
+  spill?: SpillState;
+  /**
+   * The end of the origin's last response, as the fetch activity that received it reported it;
+   * unset when the last request to the origin was anything else (robots.txt, a sitemap, a render).
+   */
+  lastResponse?: ResponseEnd;
+  /** The part of the gap left to the fetch activity, learnt from how long the last one waited. */
+  handoffMs?: number;
+  /** Page batches started so far: the next batch's sequence number (`patched('page-batches-v1')`). */
+  pageBatches?: number;
+}
+
+/** A new origin's state; `paused` when the crawl was paused as the origin appeared. */
+export function newOriginState(startPaused = false): OriginState {
+  return {
+    frontier: emptyFrontier(),
+    stats: emptyOriginStats(),
+    quota: 0,
+    receivedBatches: 0,
+    budgetExhausted: false,
+    pendingRelay: {},
+    ...(startPaused ? { paused: true } : {}),
+  };
+}
+
+/**
+ * A batch of URLs for this origin arrived (enqueue signal): returns the URLs to queue. A denied
+ * origin counts them as its denial says, an origin out of budget as dropped.
+ */
+export function receiveBatch(
+  state: OriginState,
+  batch: { seq: number; items: FrontierItem[] },
+): FrontierItem[] {
+  state.receivedBatches = Math.max(state.receivedBatches, batch.seq);
+  if (state.deniedReason) {
+    addCount(
+      state.stats,
+      state.cancelled ? 'droppedByStop' : (state.deniedAs ?? 'robotsBlocked'),
+      batch.items.length,
+    );
+    return [];
+  }
+  if (state.budgetExhausted) {
+    state.stats.droppedByBudget += batch.items.length;
+    return [];
+  }
+  return batch.items;
+}
+
+/** The crawl granted page quota; when its budget is spent, what is queued or spilled is dropped. */
+export function receiveQuota(
+  state: OriginState,
+  frontier: Frontier,
+  grant: { granted: number; exhausted: boolean },
+): void {
+  state.quota += grant.granted;
+  if (grant.exhausted) {
+    state.budgetExhausted = true;
+    state.stats.droppedByBudget += clear(frontier) + dropSpilled(state.spill);
+  }
+}
+
+/** An operator's pause, resume or cancel; a cancel drops what is queued or spilled, once. */
+export function receiveControl(
+  state: OriginState,
+  frontier: Frontier,
+  command: { action: 'pause' | 'resume' | 'cancel'; reason?: string },
+): void {
+  if (command.action === 'pause') state.paused = true;
+  if (command.action === 'resume') state.paused = false;
+  if (command.action === 'cancel' && !state.cancelled) {
+    state.cancelled = true;
+    state.paused = false;
+    state.deniedReason = `cancelled${command.reason ? `: ${command.reason}` : ' by an operator'}`;
+    state.stats.droppedByStop = (state.stats.droppedByStop ?? 0) + clear(frontier) + dropSpilled(state.spill);
+  }
+}
+
+/** Stops the origin for good; what it still had queued or spilled is counted under `dropped`. */
+export function deny(
+  state: OriginState,
+  frontier: Frontier,
+  origin: string,
+  reason: string,
+  dropped: DenialCounter = 'robotsBlocked',
+): void {
+  state.deniedReason = reason;
+  if (dropped === 'unreachable') state.deniedAs = dropped;
+  state.stats.errors++;
+  state.stats.lastError = `${origin}: ${reason}`;
+  state.stats[dropped] = (state.stats[dropped] ?? 0) + clear(frontier) + dropSpilled(state.spill);
+}
+
+/** Cross-origin discoveries waiting to be forwarded to the crawl. */
+export function relayPending(state: OriginState): number {
+  return Object.values(state.pendingRelay).reduce((n, items) => n + items.length, 0);
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { addToBatch, batchDue, PAGE_BATCH_MS, PAGE_BATCH_PAGES } from '../../domain/page-batch';
+
+describe('addToBatch', () => {
+  it('opens a batch at the first page, dated then', () => {
+    expect(addToBatch(undefined, 7, 1_000)).toEqual({
+      batch: { pageIds: [7], openedAtMs: 1_000 },
+      full: false,
+    });
+  });
+
+  it('keeps the opening time and does not add a page twice', () => {
+    const { batch } = addToBatch(undefined, 7, 1_000);
+    const again = addToBatch(batch, 7, 1_500);
+    expect(again.batch).toBe(batch);
+    expect(again.batch).toEqual({ pageIds: [7], openedAtMs: 1_000 });
+  });
+
+  it('says full at PAGE_BATCH_PAGES pages', () => {
+    let batch: ReturnType<typeof addToBatch>['batch'] | undefined;
+    let full = false;
+    for (let id = 1; id <= PAGE_BATCH_PAGES; id++) ({ batch, full } = addToBatch(batch, id, 0));
+    expect(batch?.pageIds).toHaveLength(PAGE_BATCH_PAGES);
+    expect(full).toBe(true);
+  });
+});
+
+describe('batchDue', () => {
+  it('is due PAGE_BATCH_MS after the first page, never without a batch', () => {
+    const batch = { pageIds: [1], openedAtMs: 1_000 };
+    expect(batchDue(undefined, 1_000_000)).toBe(false);
+    expect(batchDue(batch, 1_000 + PAGE_BATCH_MS - 1)).toBe(false);
+    expect(batchDue(batch, 1_000 + PAGE_BATCH_MS)).toBe(true);
+  });
+});
