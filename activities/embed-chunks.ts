@@ -79,7 +79,7 @@ function heartbeat(details: unknown): void {
 }
 
 function describe(identity: ModelIdentity): string {
-  return `${identity.name} (${identity.dimension} dimensions, weights sha256 ${identity.weightsSha256})`;
+  return `${identity.name} (${identity.dimension} dimensions, weights sha256 ${identity.weightsSha256}, recipe ${identity.recipe})`;
 }
 
 function mismatch(message: string): ApplicationFailure {
@@ -107,7 +107,7 @@ export function ensureEmbeddingModel(
   identity: ModelIdentity,
   inputFormat: string = EMBEDDING_INPUT_FORMAT,
 ): Promise<void> {
-  const key = `${identity.name}\n${identity.dimension}\n${identity.weightsSha256}\n${inputFormat}`;
+  const key = `${identity.name}\n${identity.dimension}\n${identity.weightsSha256}\n${identity.recipe}\n${inputFormat}`;
   let perDb = checkedModels.get(db);
   if (!perDb) {
     perDb = new Map();
@@ -139,13 +139,17 @@ async function checkEmbeddingModel(
     );
   }
   await db.query(
-    `INSERT INTO embedding_model (singleton, name, dimension, weights_sha256, input_format) VALUES (true, $1, $2, $3, $4)
+    `INSERT INTO embedding_model (singleton, name, dimension, weights_sha256, input_format, recipe)
+     VALUES (true, $1, $2, $3, $4, $5)
      ON CONFLICT (singleton) DO NOTHING`,
-    [identity.name, identity.dimension, identity.weightsSha256, inputFormat],
+    [identity.name, identity.dimension, identity.weightsSha256, inputFormat, identity.recipe],
   );
-  const recorded = await db.query<{ name: string; dimension: number; weights_sha256: string }>(
-    'SELECT name, dimension, weights_sha256 FROM embedding_model WHERE singleton',
-  );
+  const recorded = await db.query<{
+    name: string;
+    dimension: number;
+    weights_sha256: string;
+    recipe: string;
+  }>('SELECT name, dimension, weights_sha256, recipe FROM embedding_model WHERE singleton');
   const row = recorded.rows[0];
   if (!row) throw new Error('embedding_model has no row right after it was recorded');
   const differences: string[] = [];
@@ -156,9 +160,10 @@ async function checkEmbeddingModel(
   if (row.weights_sha256 !== identity.weightsSha256) {
     differences.push(`weights sha256 ${row.weights_sha256} ≠ ${identity.weightsSha256}`);
   }
+  if (row.recipe !== identity.recipe) differences.push(`recipe ${row.recipe} ≠ ${identity.recipe}`);
   if (differences.length > 0) {
     throw mismatch(
-      `the corpus was embedded with ${row.name} (${row.dimension} dimensions, weights sha256 ${row.weights_sha256}), ` +
+      `the corpus was embedded with ${row.name} (${row.dimension} dimensions, weights sha256 ${row.weights_sha256}, recipe ${row.recipe}), ` +
         `but this worker has ${describe(identity)}: ${differences.join('; ')}. Run embed workers with the ` +
         `recorded model (set GLEANER_MODEL_DIR to its directory), or, to switch models, clear the old ` +
         `vectors first: UPDATE chunks SET embedding = NULL, embedding_model = NULL, embedded_at = NULL; ` +

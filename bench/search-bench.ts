@@ -239,7 +239,9 @@ async function makeQueries(
     const length = 2 + Math.floor(random() * 4);
     const start = Math.floor(random() * (words.length - length));
     const text = words.slice(start, start + length).join(' ');
-    const vector = embedder ? ((await embedder.embed([text]))[0] as Float32Array) : perturb(chunk.vector);
+    const vector = embedder
+      ? ((await embedder.embed([text], 'query'))[0] as Float32Array)
+      : perturb(chunk.vector);
     queries.push({ text, vector: toVectorSql(vector) });
   }
   return queries;

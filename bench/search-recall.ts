@@ -25,7 +25,7 @@ import { type ChunkingOptions, chunkMarkdown } from '../domain/chunking';
 import { embeddingInput, LEGACY_EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
 import { searchableText } from '../domain/search-text';
 import { textSearchConfigFor } from '../domain/text-search-config';
-import type { TextEmbedder } from '../embed/embedder';
+import type { EmbedKind, TextEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
@@ -101,7 +101,12 @@ export async function loadSite(
   return pageIds;
 }
 
-/** Wraps an embedder with an on-disk cache keyed by model weights and text. */
+/** The cache file's suffix for a recipe other than plain mean pooling (whose files keep their old names). */
+function recipeTag(recipe: string): string {
+  return recipe === 'mean' ? '' : `-${createHash('sha256').update(recipe).digest('hex').slice(0, 8)}`;
+}
+
+/** Wraps an embedder with an on-disk cache keyed by model weights, recipe, kind and text. */
 export function cachingEmbedder(embedder: TextEmbedder): TextEmbedder & { misses: number } {
   const dir = path.join(os.tmpdir(), 'gleaner-bench-vectors');
   mkdirSync(dir, { recursive: true });
@@ -109,7 +114,7 @@ export function cachingEmbedder(embedder: TextEmbedder): TextEmbedder & { misses
   // A vector depends on the weights and on where the input is cut: both name the file.
   const file = path.join(
     dir,
-    `${embedder.identity.weightsSha256.slice(0, 16)}${embedder.maxTokens === 256 ? '' : `-${embedder.maxTokens}t`}.lines`,
+    `${embedder.identity.weightsSha256.slice(0, 16)}${embedder.maxTokens === 256 ? '' : `-${embedder.maxTokens}t`}${recipeTag(embedder.identity.recipe)}.lines`,
   );
   const cache = new Map<string, string>();
   if (existsSync(file)) {
@@ -118,18 +123,25 @@ export function cachingEmbedder(embedder: TextEmbedder): TextEmbedder & { misses
       if (k && v) cache.set(k, v);
     }
   }
-  const key = (text: string) => createHash('sha256').update(text).digest('hex');
+  // A query and a passage of the same words are different inputs when the model prefixes them.
+  const key = (text: string, kind: EmbedKind) =>
+    createHash('sha256')
+      .update(kind === 'query' ? `query\n${text}` : text)
+      .digest('hex');
   const wrapped = {
     identity: embedder.identity,
     tokenizer: embedder.tokenizer,
     maxTokens: embedder.maxTokens,
     misses: 0,
-    async embed(texts: readonly string[]): Promise<Float32Array[]> {
-      const keys = texts.map(key);
+    async embed(texts: readonly string[], kind: EmbedKind = 'passage'): Promise<Float32Array[]> {
+      const keys = texts.map((text) => key(text, kind));
       const missing = [...new Set(keys.filter((k) => !cache.has(k)))];
       if (missing.length > 0) {
         const byKey = new Map(keys.map((k, i) => [k, texts[i] as string]));
-        const vectors = await embedder.embed(missing.map((k) => byKey.get(k) as string));
+        const vectors = await embedder.embed(
+          missing.map((k) => byKey.get(k) as string),
+          kind,
+        );
         const lines = missing.map((k, i) => {
           const encoded = Buffer.from((vectors[i] as Float32Array).buffer).toString('base64');
           cache.set(k, encoded);
@@ -267,7 +279,7 @@ export function feedbackSearch(
     if (mode !== 'hybrid' && mode !== 'vector') {
       return searchCorpus(db, embedder, { query: question, k: 10, mode, domain: origin });
     }
-    const [vector] = await embedder.embed([question]);
+    const [vector] = await embedder.embed([question], 'query');
     const q = vector as Float32Array;
     const first = await db.query<{ chunk_id: string }>(
       `SELECT chunk_id::text FROM gleaner_search($1, $2::vector, $3, domain_filter => $4, search_mode => $5)`,
@@ -359,7 +371,10 @@ export async function sweepFusion(
 ): Promise<Record<string, string | number>[]> {
   const vectors = new Map<string, string>();
   for (const set of sets) {
-    const embedded = await embedder.embed(set.questions.map((q) => q.q));
+    const embedded = await embedder.embed(
+      set.questions.map((q) => q.q),
+      'query',
+    );
     set.questions.forEach((q, i) => {
       vectors.set(q.q, `[${Array.from(embedded[i] as Float32Array).join(',')}]`);
     });

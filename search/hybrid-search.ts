@@ -87,6 +87,7 @@ interface ModelRow {
   name: string;
   dimension: number;
   weights_sha256: string;
+  recipe: string;
 }
 
 export async function hybridSearch(
@@ -115,7 +116,7 @@ export async function searchCorpus(
       mode = 'fulltext';
       notes.push(`searched by words only: ${unavailable}`);
     } else if (embedder) {
-      const [vector] = await embedder.embed([valid.query]);
+      const [vector] = await embedder.embed([valid.query], 'query');
       if (!vector || vector.length !== EMBEDDING_DIMENSION) {
         throw new EmbeddingModelMismatchError(
           `the embedder returned a vector of ${vector?.length ?? 0} dimensions; the corpus holds ${EMBEDDING_DIMENSION}`,
@@ -150,7 +151,7 @@ async function vectorSearchUnavailable(
   embedder: TextEmbedder | undefined,
 ): Promise<string | undefined> {
   const { rows } = await db.query<ModelRow>(
-    'SELECT name, dimension, weights_sha256 FROM embedding_model WHERE singleton',
+    'SELECT name, dimension, weights_sha256, recipe FROM embedding_model WHERE singleton',
   );
   const stored = rows[0];
   if (!stored) return 'the corpus has no embeddings yet';
@@ -159,11 +160,12 @@ async function vectorSearchUnavailable(
   if (
     identity.name !== stored.name ||
     identity.dimension !== stored.dimension ||
-    identity.weightsSha256 !== stored.weights_sha256
+    identity.weightsSha256 !== stored.weights_sha256 ||
+    identity.recipe !== stored.recipe
   ) {
     throw new EmbeddingModelMismatchError(
-      `the corpus was embedded with ${stored.name} (${stored.dimension} dimensions, weights ${stored.weights_sha256.slice(0, 12)}…) ` +
-        `but the query embedder is ${identity.name} (${identity.dimension} dimensions, weights ${identity.weightsSha256.slice(0, 12)}…); ` +
+      `the corpus was embedded with ${stored.name} (${stored.dimension} dimensions, weights ${stored.weights_sha256.slice(0, 12)}…, recipe ${stored.recipe}) ` +
+        `but the query embedder is ${identity.name} (${identity.dimension} dimensions, weights ${identity.weightsSha256.slice(0, 12)}…, recipe ${identity.recipe}); ` +
         `search with the recorded model (GLEANER_MODEL_DIR=${provisionedModelDir(stored.name)} when setup provisioned it) ` +
         'or embed the corpus again with this one',
     );

@@ -220,10 +220,15 @@ describe('embedPage', () => {
     await expect(ensureEmbeddingModel(db, otherWeights)).rejects.toThrow(
       `weights sha256 ${embedder.identity.weightsSha256} ≠ ${'0'.repeat(64)}`,
     );
+    // Same weights pooled or prefixed another way (a model directory's manifest): other vectors.
+    const otherRecipe = { ...embedder.identity, recipe: 'cls;query="q: ";passage=""' };
+    const recipeFailure = await ensureEmbeddingModel(db, otherRecipe).catch((error: unknown) => error);
+    expect((recipeFailure as ApplicationFailure).type).toBe(EMBEDDING_MODEL_MISMATCH);
+    expect((recipeFailure as Error).message).toContain(`recipe mean ≠ ${otherRecipe.recipe}`);
   });
 
   it('refuses a model whose dimension the vector column cannot hold, before recording anything', async () => {
-    const wide = { name: 'wide-model', dimension: 768, weightsSha256: 'a'.repeat(64) };
+    const wide = { name: 'wide-model', dimension: 768, weightsSha256: 'a'.repeat(64), recipe: 'mean' };
     const failure = await ensureEmbeddingModel(db, wide).catch((error: unknown) => error);
     expect((failure as ApplicationFailure).type).toBe(EMBEDDING_MODEL_MISMATCH);
     expect((failure as Error).message).toContain(

@@ -35,7 +35,12 @@ describe('the provisioned embedder', () => {
   it('has the identity of the provisioned weights, hash cached beside the file', async () => {
     const modelPath = path.join(provisionedModelDir(), 'model.onnx');
     const sha256 = createHash('sha256').update(readFileSync(modelPath)).digest('hex');
-    expect(embedder.identity).toEqual({ name: DEFAULT_MODEL_NAME, dimension: 384, weightsSha256: sha256 });
+    expect(embedder.identity).toEqual({
+      name: DEFAULT_MODEL_NAME,
+      dimension: 384,
+      weightsSha256: sha256,
+      recipe: 'mean',
+    });
     expect(existsSync(`${modelPath}.sha256.json`)).toBe(true);
     expect(await loadDefaultEmbedder()).toBe(embedder);
   });

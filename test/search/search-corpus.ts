@@ -8,7 +8,12 @@ import { toVectorSql } from '../../db/vector';
 import { EMBEDDING_DIMENSION } from '../../search/hybrid-search';
 import type { TextEmbedder } from '../../search/text-embedder';
 
-export const MODEL = { name: 'test-axes', dimension: EMBEDDING_DIMENSION, weightsSha256: 'a'.repeat(64) };
+export const MODEL = {
+  name: 'test-axes',
+  dimension: EMBEDDING_DIMENSION,
+  weightsSha256: 'a'.repeat(64),
+  recipe: 'mean',
+};
 
 /** A unit vector mixing the given axes with the given weights. */
 export function axes(weights: Record<number, number>): Float32Array {
