@@ -241,17 +241,8 @@ function chooseContent(
   const whole = body ? measure(body, 'body') : undefined;
   // A few words from Readability on a page with text is a caption or a teaser, not the page.
   if (readable && readable.words > 0 && !(whole && whole.score > BODY_OVER_TINY_READABILITY * readable.words))
-    return isOnlyNavigation(readable) ? undefined : readable;
-  return whole && whole.words > 0 && !isOnlyNavigation(whole) ? whole : undefined;
-}
-
-/**
- * A last-resort pick that is short and mostly links is what is left of the page's menus and footer
- * once its content did not come (a page drawn by scripts, a shell behind a bot check): there is no
- * main content, and an empty answer says so rather than indexing the footer's links.
- */
-function isOnlyNavigation(candidate: Candidate): boolean {
-  return candidate.words < MIN_READABILITY_WORDS_OVER_CHAIN && candidate.linkDensity > MAX_CHAIN_LINK_DENSITY;
+    return readable;
+  return whole && whole.words > 0 ? whole : undefined;
 }
 
 /**
