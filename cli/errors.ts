@@ -16,6 +16,7 @@ const USER_FACING = new Set([
   'EmbeddingSetupError',
   'CrawlIdTakenError',
   'InconsistentStoreError',
+  'NoCorpusError',
 ]);
 
 export function isUserFacing(error: unknown): boolean {

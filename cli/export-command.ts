@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
 import { exportCorpus } from '../export/export-corpus';
+import { openStore } from '../infra/embedded-store';
 import { UsageError } from './errors';
-import { openStore } from './search-command';
 
 export interface ExportCommandOptions {
   out: string;
@@ -40,7 +40,7 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
   if (userAgent.trim() === '' || /[\r\n\0]/.test(userAgent))
     throw new UsageError('--user-agent must be one non-empty line');
   const out = path.resolve(options.out);
-  const db = await openStore();
+  const db = await openStore({ requireCorpus: true });
   try {
     let lastReportMs = 0;
     const summary = await exportCorpus(db, {

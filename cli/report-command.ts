@@ -2,16 +2,17 @@
  * `gleaner report [--json]`: the corpus's integrity report. Exit status 1 when the store is
  * inconsistent (a check marked inconsistent found something), 0 when it is sound.
  */
+
+import { openStore } from '../infra/embedded-store';
 import { type IntegrityReport, integrityReport } from '../report/integrity-report';
 import { InconsistentStoreError } from './errors';
-import { openStore } from './search-command';
 
 export interface ReportCommandOptions {
   json?: boolean;
 }
 
 export async function runReportCommand(options: ReportCommandOptions): Promise<void> {
-  const db = await openStore();
+  const db = await openStore({ requireCorpus: true });
   let report: IntegrityReport;
   try {
     report = await integrityReport(db);

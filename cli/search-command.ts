@@ -1,17 +1,12 @@
 /**
  * `gleaner search <query>`: ranked chunks from the corpus. Needs only the database, never
- * Temporal: DATABASE_URL, else a running `gleaner dev` (attached through its socket), else the
+ * Temporal: DATABASE_URL, else the socket of a running gleaner process (a crawl, `gleaner dev`), else the
  * embedded store opened directly.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/database';
-import { migrate } from '../db/migrate';
-import { PgDatabase } from '../db/pg-database';
-import { PgliteDatabase, readLock } from '../db/pglite-database';
 import { loadDefaultEmbedder } from '../embed/embedder';
-import { gleanerHome, RuntimeError } from '../infra/gleaner-home';
+import { openStore } from '../infra/embedded-store';
 import { logger } from '../infra/logger';
 import {
   EmbeddingModelMismatchError,
@@ -51,7 +46,7 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
           logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
           return undefined;
         });
-  const db = await openStore();
+  const db = await openStore({ requireCorpus: true });
   try {
     const { rows } = await db.query<{ n: number | string }>('SELECT count(*) AS n FROM chunks');
     const chunkCount = Number(rows[0]?.n ?? 0);
@@ -120,38 +115,6 @@ export function formatHits(hits: readonly SearchHit[]): string {
 function snippet(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`;
-}
-
-/**
- * The database alone: opening the full runtime would start a Temporal dev server a search has no
- * use for. Mirrors infra/runtime.ts's choice of store.
- */
-export async function openStore(): Promise<Database> {
-  if (process.env.DATABASE_URL) return new PgDatabase(process.env.DATABASE_URL, { maxConnections: 2 });
-  const home = gleanerHome();
-  const dataDir = path.join(home, 'pgdata');
-  const holder = readLock(`${dataDir}.lock`);
-  if (holder) {
-    if (holder.serving && holder.databaseUrl)
-      return new PgDatabase(holder.databaseUrl, { maxConnections: 2 });
-    throw new RuntimeError(
-      `another gleaner process (pid ${holder.pid}) is using the embedded store in ${home}; ` +
-        'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
-    );
-  }
-  if (!existsSync(dataDir)) {
-    throw new UsageError(
-      `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
-    );
-  }
-  const db = await PgliteDatabase.open({ dataDir, socket: false });
-  try {
-    await migrate(db);
-  } catch (error) {
-    await db.close();
-    throw error;
-  }
-  return db;
 }
 
 /**

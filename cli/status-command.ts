@@ -3,14 +3,14 @@
  * it is immediate even when no process is working on the crawl. While an embedded crawl runs, it
  * reads through that process's socket.
  */
-import { openStore } from '../infra/runtime';
+import { openStore } from '../infra/embedded-store';
 import { formatFailures, readCrawlReport } from './crawl-report';
 import { UsageError } from './errors';
 
 export async function runStatusCommand(crawlId: string, options: { json?: boolean }): Promise<void> {
-  const store = await openStore();
+  const db = await openStore();
   try {
-    const report = await readCrawlReport(store.db, crawlId);
+    const report = await readCrawlReport(db, crawlId);
     if (!report) throw new UsageError(`no crawl with id ${crawlId}`);
     if (options.json) {
       process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -33,6 +33,6 @@ export async function runStatusCommand(crawlId: string, options: { json?: boolea
     }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
-    await store.close();
+    await db.close();
   }
 }

@@ -117,6 +117,24 @@ function initDataDirInChild(dataDir: string): Promise<void> {
   });
 }
 
+/**
+ * PGlite's buffer pool lives in its WebAssembly memory, which grows as pages are read and never
+ * shrinks, so a full pool is resident for the life of the process. initdb writes Postgres's 128MB
+ * default; the embedded store reads through the OS page cache (NODEFS), which is not this process's
+ * RSS, so a smaller pool costs a syscall per miss rather than a disk read (issue 18: the embedded crawl
+ * under 1 GB). GLEANER_PGLITE_SHARED_BUFFERS overrides it (a Postgres size such as `64MB`).
+ */
+function sharedBuffers(): string {
+  const value = process.env.GLEANER_PGLITE_SHARED_BUFFERS?.trim();
+  if (!value) return DEFAULT_SHARED_BUFFERS;
+  if (!/^\d+(kB|MB|GB)$/.test(value))
+    throw new Error(
+      `GLEANER_PGLITE_SHARED_BUFFERS must be a Postgres size such as 32MB (kB, MB or GB), got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+const DEFAULT_SHARED_BUFFERS = '32MB';
+
 export interface EmbeddedStoreOptions {
   /** Directory holding the PGlite data (created if missing). */
   dataDir: string;
@@ -147,7 +165,10 @@ export class PgliteDatabase implements Database {
       // A new directory is initialised by a short-lived child (see pglite-initdb.mjs): initdb's
       // ~830 MB peak and ~150 MB residue then never reach this long-lived process.
       if (!existsSync(path.join(options.dataDir, 'PG_VERSION'))) await initDataDirInChild(options.dataDir);
-      const pg = await PGlite.create(options.dataDir, { extensions: { vector } });
+      const pg = await PGlite.create(options.dataDir, {
+        extensions: { vector },
+        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers()}`],
+      });
       const db = new PgliteDatabase(pg, lockFile, updateLock);
       if (options.socket !== false) {
         await db.startSocket(options.socketPort ?? 0);

@@ -5,15 +5,16 @@
  * embedded store records its endpoints in the store's lock file, so a later `gleaner crawl`
  * can attach to a running `gleaner dev` instead of fighting it for the data directory.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
-import { type LockInfo, PgliteDatabase, processAlive, readLock, readLockFile } from '../db/pglite-database';
+import { PgliteDatabase, readLock } from '../db/pglite-database';
 import type { QueueKind } from '../domain/temporal-names';
 import { type RunningWorkers, startWorkers } from '../workers/run-workers';
+import { clearStaleLock } from './embedded-store';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
 import { registerMemorySource } from './memory-sampler';
@@ -138,73 +139,4 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     await close();
     throw error;
   }
-}
-
-/**
- * A lock left by a process that died without cleaning up (kill -9, OOM): its Temporal dev server
- * may still hold temporal.db for a moment (its watchdog stops it within a second or two), so stop
- * it here and say so, then remove the lock. Quiet when there is nothing stale.
- */
-async function clearStaleLock(lockFile: string): Promise<void> {
-  const stale: LockInfo | undefined = readLockFile(lockFile);
-  if (!stale || processAlive(stale.pid)) return;
-  let stopped = '';
-  const orphan = stale.temporalPid;
-  if (orphan !== undefined && processAlive(orphan)) {
-    signalGroup(orphan, 'SIGTERM');
-    const deadline = Date.now() + 10_000;
-    while (processAlive(orphan) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (processAlive(orphan)) signalGroup(orphan, 'SIGKILL');
-    stopped = ` and stopped the Temporal dev server (pid ${orphan}) it left running`;
-  }
-  rmSync(lockFile, { force: true });
-  process.stderr.write(
-    `gleaner: the previous gleaner process (pid ${stale.pid}) ended without cleaning up; cleared its lock ${lockFile}${stopped}\n`,
-  );
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    // The dev server leads its own process group (spawned detached).
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {}
-  }
-}
-
-/**
- * The store alone, for commands that only read it (status, search): no Temporal, no workers.
- * While another gleaner process holds the embedded store, this reads through that process's
- * socket, so reading never waits for a crawl to end.
- */
-export async function openStore(): Promise<{ db: Database; close(): Promise<void> }> {
-  const databaseUrl = process.env.DATABASE_URL;
-  if (databaseUrl) {
-    const db = new PgDatabase(databaseUrl);
-    return { db, close: () => db.close() };
-  }
-  const home = gleanerHome();
-  const dataDir = path.join(home, 'pgdata');
-  await clearStaleLock(`${dataDir}.lock`);
-  const holder = readLock(`${dataDir}.lock`);
-  if (holder?.databaseUrl) {
-    const db = new PgDatabase(holder.databaseUrl);
-    return { db, close: () => db.close() };
-  }
-  if (holder) {
-    throw new RuntimeError(
-      `another gleaner process (pid ${holder.pid}) is opening the embedded store in ${home}; try again in a moment`,
-    );
-  }
-  mkdirSync(home, { recursive: true });
-  const pglite = await PgliteDatabase.open({ dataDir, socket: false });
-  try {
-    await migrate(pglite);
-  } catch (error) {
-    await pglite.close();
-    throw error;
-  }
-  return { db: pglite, close: () => pglite.close() };
 }

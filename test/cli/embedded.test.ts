@@ -142,6 +142,14 @@ describe('gleaner crawl on the embedded default', () => {
         120_000,
         '2 pages',
       );
+      // While the crawl holds the embedded store, reading commands go through its socket instead of
+      // being refused.
+      const during = await runGleaner(['search', 'page', '--json'], env);
+      expect(during.code, during.stderr).toBe(0);
+      expect(JSON.parse(during.stdout)).toMatchObject({ query: 'page', hits: expect.any(Array) });
+      const running = await runGleaner(['status', 'interrupted', '--json'], env);
+      expect(running.code, running.stderr).toBe(0);
+      expect(JSON.parse(running.stdout)).toMatchObject({ status: 'running' });
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill('SIGINT');
       expect(await exited, `exit status; stderr was:\n${stderr}`).toBe(130);

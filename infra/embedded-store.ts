@@ -1,0 +1,87 @@
+/**
+ * The store alone, for commands that only read it (search, status, export, report): no Temporal, no
+ * workers, and nothing imported that a cold `gleaner search` would pay for. While another gleaner
+ * process holds the embedded store (a crawl, `gleaner dev`), reads go through that process's socket,
+ * so reading never waits for a crawl to end. Also the stale-lock recovery that infra/runtime.ts runs
+ * before it opens the store for a crawl.
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Database } from '../db/database';
+import { migrate } from '../db/migrate';
+import { PgDatabase } from '../db/pg-database';
+import { type LockInfo, PgliteDatabase, processAlive, readLock, readLockFile } from '../db/pglite-database';
+import { gleanerHome, RuntimeError } from './gleaner-home';
+
+/** Thrown when a reading command finds no corpus: the message says how to make one. */
+export class NoCorpusError extends Error {
+  override readonly name = 'NoCorpusError';
+}
+
+export interface OpenStoreOptions {
+  /** Fail with NoCorpusError instead of creating an empty embedded store. @default false */
+  requireCorpus?: boolean;
+}
+
+export async function openStore(options: OpenStoreOptions = {}): Promise<Database> {
+  // A reading command runs a handful of queries at once at most.
+  if (process.env.DATABASE_URL) return new PgDatabase(process.env.DATABASE_URL, { maxConnections: 2 });
+  const home = gleanerHome();
+  const dataDir = path.join(home, 'pgdata');
+  await clearStaleLock(`${dataDir}.lock`);
+  const holder = readLock(`${dataDir}.lock`);
+  if (holder?.databaseUrl) return new PgDatabase(holder.databaseUrl, { maxConnections: 2 });
+  if (holder) {
+    throw new RuntimeError(
+      `another gleaner process (pid ${holder.pid}) is opening the embedded store in ${home}; try again in a moment`,
+    );
+  }
+  if (options.requireCorpus && !existsSync(dataDir)) {
+    throw new NoCorpusError(
+      `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
+    );
+  }
+  mkdirSync(home, { recursive: true });
+  const db = await PgliteDatabase.open({ dataDir, socket: false });
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  return db;
+}
+
+/**
+ * A lock left by a process that died without cleaning up (kill -9, OOM): its Temporal dev server
+ * may still hold temporal.db for a moment (its watchdog stops it within a second or two), so stop
+ * it here and say so, then remove the lock. Quiet when there is nothing stale.
+ */
+export async function clearStaleLock(lockFile: string): Promise<void> {
+  const stale: LockInfo | undefined = readLockFile(lockFile);
+  if (!stale || processAlive(stale.pid)) return;
+  let stopped = '';
+  const orphan = stale.temporalPid;
+  if (orphan !== undefined && processAlive(orphan)) {
+    signalGroup(orphan, 'SIGTERM');
+    const deadline = Date.now() + 10_000;
+    while (processAlive(orphan) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (processAlive(orphan)) signalGroup(orphan, 'SIGKILL');
+    stopped = ` and stopped the Temporal dev server (pid ${orphan}) it left running`;
+  }
+  rmSync(lockFile, { force: true });
+  process.stderr.write(
+    `gleaner: the previous gleaner process (pid ${stale.pid}) ended without cleaning up; cleared its lock ${lockFile}${stopped}\n`,
+  );
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    // The dev server leads its own process group (spawned detached).
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {}
+  }
+}
