@@ -42,6 +42,8 @@ if (
 const compiled =
   COMPILED_COMMANDS.has(process.argv[2]) && process.env.GLEANER_NO_BUILD !== '1' ? currentBuild() : undefined;
 if (compiled) {
+  // Worker threads started by the compiled CLI (embed/embedder-thread-entry.mjs) load from the same build.
+  process.env.GLEANER_CLI_DIST = path.dirname(compiled);
   await import(pathToFileURL(compiled).href);
 } else {
   const { register } = await import('tsx/esm/api');

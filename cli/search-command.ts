@@ -5,7 +5,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import type { Database } from '../db/database';
-import { loadDefaultEmbedder } from '../embed/embedder';
+import { loadEmbedderInThread } from '../embed/embedder-thread';
 import { openStore } from '../infra/embedded-store';
 import { logger } from '../infra/logger';
 import {
@@ -37,16 +37,19 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
   // gain (PGlite start + first queries ~0.45 s less CPU, measured). Set before the module compiles;
   // it touches no other command (each runs in its own process).
   setFlagsFromString('--liftoff-only');
-  // The model loads (native ONNX session setup) while the store opens: a cold search pays the
-  // longer of the two, not their sum.
+  // The model loads on a thread of its own while the store opens on this one: a cold search pays
+  // the longer of the two, not their sum.
   const model =
     options.mode === 'fulltext'
       ? undefined
-      : loadDefaultEmbedder().catch((error: unknown) => {
+      : loadEmbedderInThread().catch((error: unknown) => {
           logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
           return undefined;
         });
-  const db = await openStore({ requireCorpus: true });
+  const db = await openStore({ requireCorpus: true }).catch(async (error: unknown) => {
+    await (await model)?.close();
+    throw error;
+  });
   try {
     const { rows } = await db.query<{ n: number | string }>('SELECT count(*) AS n FROM chunks');
     const chunkCount = Number(rows[0]?.n ?? 0);
@@ -90,7 +93,7 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
     }
     process.stdout.write(formatHits(outcome.hits));
   } finally {
-    await db.close();
+    await Promise.all([db.close(), model?.then((embedder) => embedder?.close())]);
   }
 }
 

@@ -34,7 +34,8 @@ async function buildCli(): Promise<BuildInfo> {
   rmSync(OUT_DIR, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: { main: 'cli/main.ts' },
+    // The embedding thread of `gleaner search` (embed/embedder-thread-entry.mjs) starts from its own entry.
+    entryPoints: { main: 'cli/main.ts', 'embedder-thread-main': 'embed/embedder-thread-main.ts' },
     outdir: OUT_DIR,
     bundle: true,
     splitting: true,

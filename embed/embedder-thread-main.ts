@@ -1,0 +1,30 @@
+/**
+ * Body of the embedding thread (embed/embedder-thread.ts): loads the default model, says what it
+ * is, then answers embed requests until the parent terminates the thread.
+ */
+import { parentPort } from 'node:worker_threads';
+import { type EmbedKind, loadDefaultEmbedder } from './embedder';
+import type { ThreadReply, ThreadRequest } from './embedder-thread-protocol';
+
+const port = parentPort;
+if (!port) throw new Error('embedder-thread-main runs only as a worker thread');
+
+const post = (reply: ThreadReply) => port.postMessage(reply);
+const embedder = await loadDefaultEmbedder().catch((error: unknown) => {
+  post({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
+  return undefined;
+});
+if (embedder) {
+  port.on('message', (request: ThreadRequest) => {
+    embedder.embed(request.texts, request.kind as EmbedKind).then(
+      (vectors) => post({ type: 'vectors', id: request.id, vectors }),
+      (error: unknown) =>
+        post({
+          type: 'error',
+          id: request.id,
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    );
+  });
+  post({ type: 'ready', identity: embedder.identity });
+}
