@@ -15,6 +15,7 @@ import {
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -66,6 +67,40 @@ interface OriginEntry {
   stats: OriginStats;
 }
 
+/** A command to another workflow, run after the state change that called for it. */
+interface Effect {
+  /** The workflow it goes to: effects to one workflow run in the order they were made. */
+  target: string;
+  run(): Promise<unknown>;
+}
+
+/**
+ * Commands per workflow task at most. A child's start carries the whole crawl spec (seeds and host
+ * lists included: ~80 KB for 1,000 seeds), and a task's completion must stay well under Temporal's
+ * 4 MB request limit.
+ */
+const EFFECTS_PER_TASK = 16;
+
+/**
+ * Runs effects in chunks of EFFECTS_PER_TASK, each chunk's commands issued together (one workflow
+ * task) and one target's effects one after another, so every origin sees its batches in order.
+ */
+async function runEffects(effects: readonly Effect[]): Promise<void> {
+  for (let start = 0; start < effects.length; start += EFFECTS_PER_TASK) {
+    const byTarget = new Map<string, Effect[]>();
+    for (const effect of effects.slice(start, start + EFFECTS_PER_TASK)) {
+      const chain = byTarget.get(effect.target);
+      if (chain) chain.push(effect);
+      else byTarget.set(effect.target, [effect]);
+    }
+    await Promise.all(
+      [...byTarget.values()].map(async (chain) => {
+        for (const effect of chain) await effect.run();
+      }),
+    );
+  }
+}
+
 type InboxEvent =
   | { kind: 'discovered'; batch: DiscoveredBatch }
   | { kind: 'report'; report: OriginReport }
@@ -93,6 +128,9 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     inbox: [],
   };
   let phase: CrawlProgress['phase'] = carried ? 'crawling' : 'starting';
+  // Commands to many origins go out together (runEffects) rather than one workflow task each: a
+  // crawl of 1,000 origins started them one round trip at a time, and quota grants queued behind.
+  const concurrentEffects = patched('crawl-concurrent-effects-v1');
 
   setHandler(discoveredSignal, (batch) => {
     state.inbox.push({ kind: 'discovered', batch });
@@ -124,7 +162,11 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     }),
   );
 
-  async function route(origin: string, items: FrontierItem[]): Promise<void> {
+  /**
+   * What routing a batch to an origin changes here (done at once) and the command it needs (run
+   * later): starting the origin's workflow with the batch, or signalling the batch to it.
+   */
+  function routeEffect(origin: string, items: FrontierItem[]): Effect {
     const entry = state.origins[origin];
     if (!entry) {
       const workflowId = originWorkflowId(spec.crawlId, origin);
@@ -135,22 +177,76 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
         done: false,
         stats: emptyOriginStats(),
       };
-      await startChild(originWorkflow, {
-        workflowId,
-        taskQueue: TASK_QUEUES.crawl,
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-        args: [{ spec, origin, initial: items, ...(isPaused(origin) ? { startPaused: true } : {}) }],
-        // Origins outlive a continue-as-new of this workflow; they report back by signal.
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-      return;
+      const paused = isPaused(origin);
+      return {
+        target: workflowId,
+        run: () =>
+          startChild(originWorkflow, {
+            workflowId,
+            taskQueue: TASK_QUEUES.crawl,
+            workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+            args: [{ spec, origin, initial: items, ...(paused ? { startPaused: true } : {}) }],
+            // Origins outlive a continue-as-new of this workflow; they report back by signal.
+            parentClosePolicy: ParentClosePolicy.ABANDON,
+          }),
+      };
     }
     entry.sentBatches++;
     entry.idle = false;
-    await getExternalWorkflowHandle(entry.workflowId).signal(enqueueSignal, {
-      seq: entry.sentBatches,
-      items,
-    });
+    const seq = entry.sentBatches;
+    return {
+      target: entry.workflowId,
+      run: () => getExternalWorkflowHandle(entry.workflowId).signal(enqueueSignal, { seq, items }),
+    };
+  }
+
+  async function route(origin: string, items: FrontierItem[]): Promise<void> {
+    await routeEffect(origin, items).run();
+  }
+
+  /**
+   * A report's bookkeeping (done at once) and the quota signal it needs, if any. Only without a
+   * global request ceiling: paced grants wait on a timer between them (`paceGrant`).
+   */
+  function reportEffect(report: OriginReport): Effect | undefined {
+    const entry = state.origins[report.origin];
+    if (!entry) return undefined;
+    entry.stats = report.stats;
+    state.budgetLeft += report.returnedQuota;
+    let effect: Effect | undefined;
+    if (report.quotaWanted > 0) {
+      const granted = Math.min(report.quotaWanted, state.budgetLeft);
+      state.budgetLeft -= granted;
+      effect = {
+        target: entry.workflowId,
+        run: () =>
+          getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, {
+            granted,
+            exhausted: granted === 0,
+          }),
+      };
+    }
+    if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
+    if (report.done) entry.done = true;
+    return effect;
+  }
+
+  /** The effects of the routing and report events at the head of the inbox, up to a control. */
+  function takeEffects(): Effect[] {
+    const effects: Effect[] = [];
+    for (let event = state.inbox[0]; event && event.kind !== 'control'; event = state.inbox[0]) {
+      state.inbox.shift();
+      if (event.kind === 'discovered') {
+        if (state.cancelled) continue;
+        for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
+          if (items.length > 0) effects.push(routeEffect(origin, items));
+        }
+      } else {
+        const effect = reportEffect(event.report);
+        if (effect) effects.push(effect);
+      }
+    }
+    return effects;
   }
 
   /** Pause, resume or cancel: recorded here (so new origins inherit it) and passed on. */
@@ -240,9 +336,13 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
 
   for (;;) {
     await condition(() => state.inbox.length > 0 || allIdle());
-    const event = state.inbox.shift();
-    if (!event) break; // inbox empty and every origin idle: drained
-    await handle(event);
+    if (state.inbox.length === 0) break; // inbox empty and every origin idle: drained
+    const effects = concurrentEffects && spec.maxRequestsPerSecond <= 0 ? takeEffects() : [];
+    if (effects.length > 0) await runEffects(effects);
+    else {
+      const event = state.inbox.shift();
+      if (event) await handle(event);
+    }
     showDetails();
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
@@ -252,7 +352,12 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
 
   phase = 'finishing';
   showDetails();
-  for (const entry of entries()) await getExternalWorkflowHandle(entry.workflowId).signal(finishSignal);
+  const finishes = entries().map((entry) => ({
+    target: entry.workflowId,
+    run: () => getExternalWorkflowHandle(entry.workflowId).signal(finishSignal),
+  }));
+  if (concurrentEffects) await runEffects(finishes);
+  else for (const finish of finishes) await finish.run();
   // Final reports carry each origin's last counters (page workflows included).
   for (;;) {
     await condition(() => state.inbox.length > 0 || entries().every((entry) => entry.done));
