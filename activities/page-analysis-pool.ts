@@ -24,11 +24,27 @@ const THREAD_HEAP_MB = 1024;
  */
 const THREAD_YOUNG_GENERATION_MB = positiveIntegerFromEnv('GLEANER_ANALYSIS_YOUNG_MB') ?? 32;
 /**
- * Threads at most: one per core up to 4. GLEANER_ANALYSIS_THREADS overrides it; one thread saved another
- * ~75 MiB of peak RSS in the same measurement (893 MiB), at a throughput cost not yet measured.
+ * Threads at most: one per core up to 4, and one core fewer when this process's main thread is
+ * itself busy with the rest of the pipeline (the embedded default: PGlite, the embedding model and
+ * the workflows share it; see `reserveCoreForMainThread`). GLEANER_ANALYSIS_THREADS overrides it.
  */
-const MAX_THREADS =
-  positiveIntegerFromEnv('GLEANER_ANALYSIS_THREADS') ?? Math.max(1, Math.min(availableParallelism(), 4));
+let maxThreads = positiveIntegerFromEnv('GLEANER_ANALYSIS_THREADS');
+let mainThreadBusy = false;
+
+function threadCount(): number {
+  const cores = Math.min(availableParallelism(), 4);
+  return maxThreads ?? Math.max(1, mainThreadBusy ? cores - 1 : cores);
+}
+
+/**
+ * Says that this process's main thread does CPU work of its own beside page analysis. In the
+ * embedded default on 2 cores a second analysis thread only competed with the main thread for the
+ * same cores, and each thread keeps ~75 MiB resident (issue 18: the embedded crawl under 1 GB).
+ * Call before the first page is analysed.
+ */
+export function reserveCoreForMainThread(): void {
+  mainThreadBusy = true;
+}
 
 function positiveIntegerFromEnv(name: string): number | undefined {
   const value = Number(process.env[name]);
@@ -41,7 +57,7 @@ export function analysePageInThread(input: PageAnalysisInput): Promise<PageAnaly
   pool ??= new Piscina({
     filename: new URL('./page-analysis-thread.mjs', import.meta.url).href,
     minThreads: 0,
-    maxThreads: MAX_THREADS,
+    maxThreads: threadCount(),
     idleTimeout: 30_000,
     resourceLimits: {
       maxOldGenerationSizeMb: THREAD_HEAP_MB,

@@ -80,6 +80,8 @@ interface Effect {
  * 4 MB request limit.
  */
 const EFFECTS_PER_TASK = 16;
+/** Effects per turn of the crawl's loop at most: ~35 history events per chunk of 16, 16 chunks. */
+const EFFECTS_PER_TURN = 256;
 
 /**
  * Runs effects in chunks of EFFECTS_PER_TASK, each chunk's commands issued together (one workflow
@@ -231,20 +233,31 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     return effect;
   }
 
-  /** The effects of the routing and report events at the head of the inbox, up to a control. */
+  /**
+   * The effects of the routing and report events at the head of the inbox, up to a control and at
+   * most EFFECTS_PER_TURN: a discovered batch for more origins is split, its rest left at the head,
+   * so one turn of the loop adds a bounded number of events before the continue-as-new check.
+   */
   function takeEffects(): Effect[] {
     const effects: Effect[] = [];
-    for (let event = state.inbox[0]; event && event.kind !== 'control'; event = state.inbox[0]) {
-      state.inbox.shift();
-      if (event.kind === 'discovered') {
-        if (state.cancelled) continue;
-        for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
-          if (items.length > 0) effects.push(routeEffect(origin, items));
-        }
-      } else {
+    while (effects.length < EFFECTS_PER_TURN) {
+      const event = state.inbox[0];
+      if (!event || event.kind === 'control') break;
+      if (event.kind === 'report') {
+        state.inbox.shift();
         const effect = reportEffect(event.report);
         if (effect) effects.push(effect);
+        continue;
       }
+      if (!state.cancelled) {
+        for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
+          if (effects.length >= EFFECTS_PER_TURN) break;
+          delete event.batch.byOrigin[origin];
+          if (items.length > 0) effects.push(routeEffect(origin, items));
+        }
+        if (Object.keys(event.batch.byOrigin).length > 0) break;
+      }
+      state.inbox.shift();
     }
     return effects;
   }

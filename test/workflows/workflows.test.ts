@@ -92,6 +92,46 @@ describe('budgets and limits', () => {
   });
 });
 
+describe('many origins at once', () => {
+  it('starts 40 seed origins in chunks, routes each its links in order, and crawls every page once', async () => {
+    // 40 origins: more than one workflow task's worth of child starts (16), so the crawl's effects
+    // run in chunks; each root links to a page of the next origin, so routing crosses origins too.
+    const origins = await Promise.all(Array.from({ length: 40 }, () => serveSite(undefined)));
+    sites.push(...origins);
+    origins.forEach((site, i) => {
+      const next = origins[(i + 1) % origins.length] as SiteServer;
+      const pages: Record<string, string> = {
+        '/': `<a href="/a">a</a> <a href="${next.url}b">next</a>`,
+        '/a': '<p>leaf</p>',
+        '/b': '<p>reached from the previous origin</p>',
+      };
+      for (const [pathname, body] of Object.entries(pages)) {
+        site.route(pathname, (_req: http.IncomingMessage, res: http.ServerResponse) => {
+          res
+            .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+            .end(
+              `<!doctype html><html><head><title>${i}${pathname}</title></head><body><main>${body}</main></body></html>`,
+            );
+        });
+      }
+    });
+    const summary = await crawl('many-origins', {
+      seeds: origins.map((site) => site.url),
+      continueAsNewAfterEvents: 300,
+    });
+    expect(summary).toMatchObject({ status: 'completed', origins: 40, pagesFetched: 120 });
+    for (const site of origins) expect(requestedPages(site).sort()).toEqual(['/', '/a', '/b']);
+    // The crawl continued as new on the way (300 events) and no run of it grew far past that.
+    const runs = [];
+    for await (const run of stack.client.workflow.list({
+      query: `WorkflowId = '${crawlWorkflowId('many-origins')}'`,
+    }))
+      runs.push(run.historyLength ?? 0);
+    expect(runs.length).toBeGreaterThan(1);
+    expect(Math.max(...runs)).toBeLessThan(300 + 700);
+  });
+});
+
 describe('an invalid crawl spec', () => {
   async function expectInvalidSpec(crawlId: string, spec: Record<string, unknown>, message: RegExp) {
     const error = await crawl(crawlId, spec).then(
