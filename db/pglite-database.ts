@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Database, Queryable, QueryResult, SqlParam } from './database';
 
 export class StoreLockedError extends Error {
@@ -193,6 +193,8 @@ export class PgliteDatabase implements Database {
   private async startSocket(port: number): Promise<void> {
     const { freePort } = await import('../infra/free-port');
     const chosen = port || (await freePort());
+    // Imported here: the reading commands open the store without a socket and need not load it.
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     this.socketServer = new PGLiteSocketServer({
       db: this.pg,
       port: chosen,

@@ -9,7 +9,6 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
-import { PgDatabase } from '../db/pg-database';
 import { type LockInfo, PgliteDatabase, processAlive, readLock, readLockFile } from '../db/pglite-database';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 
@@ -24,13 +23,12 @@ export interface OpenStoreOptions {
 }
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<Database> {
-  // A reading command runs a handful of queries at once at most.
-  if (process.env.DATABASE_URL) return new PgDatabase(process.env.DATABASE_URL, { maxConnections: 2 });
+  if (process.env.DATABASE_URL) return postgres(process.env.DATABASE_URL);
   const home = gleanerHome();
   const dataDir = path.join(home, 'pgdata');
   await clearStaleLock(`${dataDir}.lock`);
   const holder = readLock(`${dataDir}.lock`);
-  if (holder?.databaseUrl) return new PgDatabase(holder.databaseUrl, { maxConnections: 2 });
+  if (holder?.databaseUrl) return postgres(holder.databaseUrl);
   if (holder) {
     throw new RuntimeError(
       `another gleaner process (pid ${holder.pid}) is opening the embedded store in ${home}; try again in a moment`,
@@ -50,6 +48,15 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Databas
     throw error;
   }
   return db;
+}
+
+/**
+ * A pool for a reading command, which runs a handful of queries at once at most. `pg` is imported
+ * only here: loading it cost a cold search on the embedded store ~60 ms for nothing.
+ */
+async function postgres(url: string): Promise<Database> {
+  const { PgDatabase } = await import('../db/pg-database');
+  return new PgDatabase(url, { maxConnections: 2 });
 }
 
 /**
