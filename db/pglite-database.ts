@@ -147,6 +147,9 @@ export interface EmbeddedStoreOptions {
 export class PgliteDatabase implements Database {
   readonly kind = 'pglite' as const;
   private socketServer?: PGLiteSocketServer;
+  /** Settles when the last in-process transaction or socket statement holding the gate is done. */
+  private socketGate: Promise<void> = Promise.resolve();
+  private inProcessTransaction = false;
   /** postgres:// URL of the socket server, when it runs. */
   socketUrl?: string;
 
@@ -196,7 +199,7 @@ export class PgliteDatabase implements Database {
     // Imported here: the reading commands open the store without a socket and need not load it.
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     this.socketServer = new PGLiteSocketServer({
-      db: this.pg,
+      db: this.gatedForSockets(),
       port: chosen,
       host: '127.0.0.1',
       maxConnections: 64,
@@ -215,14 +218,53 @@ export class PgliteDatabase implements Database {
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.pg.transaction(async (tx) =>
-      fn({
-        query: async <Row>(sql: string, params: readonly SqlParam[] = []) => {
-          const result = await tx.query<Row>(sql, params as unknown[]);
-          return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
-        },
-      }),
-    );
+    return this.withSocketsHeld(async () => {
+      this.inProcessTransaction = true;
+      try {
+        return await this.pg.transaction(async (tx) =>
+          fn({
+            query: async <Row>(sql: string, params: readonly SqlParam[] = []) => {
+              const result = await tx.query<Row>(sql, params as unknown[]);
+              return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+            },
+          }),
+        );
+      } finally {
+        this.inProcessTransaction = false;
+      }
+    });
+  }
+
+  /**
+   * Runs `fn` while no socket client's statement runs, and keeps them waiting until it is done.
+   * PGlite is one Postgres session shared by this process and every socket client, and the socket
+   * server serialises statements, not transactions: a client's statement could land inside this
+   * process's transaction, and when that client disconnected the server rolled back "its" open
+   * transaction, which was ours (a page's store lost while a search read the corpus).
+   */
+  private withSocketsHeld<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.socketGate;
+    let release!: () => void;
+    this.socketGate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return previous.then(fn).finally(release);
+  }
+
+  /** What the socket server sees of PGlite: statements gated, this process's transactions hidden. */
+  private gatedForSockets(): PGlite {
+    const pg = this.pg;
+    return new Proxy(pg, {
+      get: (target, property) => {
+        if (property === 'runExclusive')
+          return <T>(fn: () => Promise<T>) => this.withSocketsHeld(() => target.runExclusive(fn));
+        if (property === 'exec') return (sql: string) => this.withSocketsHeld(() => target.exec(sql));
+        if (property === 'isInTransaction')
+          return () => !this.inProcessTransaction && target.isInTransaction();
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
   }
 
   async close(): Promise<void> {

@@ -125,8 +125,10 @@ describe('gleaner crawl on the embedded default', () => {
           slow.url,
           '--allow-host',
           '127.0.0.1',
+          // Slow enough that the two reads below (a few seconds on a loaded machine) still find
+          // the crawl running with pages left for the resume.
           '--delay-ms',
-          '400',
+          '1500',
           '--crawl-id',
           'interrupted',
           '--wait',

@@ -49,6 +49,32 @@ describe('the embedded PGlite store', () => {
     }
   });
 
+  it("keeps a socket client's statements out of this process's transaction", async () => {
+    // A reader (`gleaner search` during a crawl) connects, reads and hangs up while the crawl's
+    // transaction is open. Its read must wait for the commit, and its hang-up must not roll the
+    // crawl's transaction back.
+    const client = new pg.Client({ connectionString: db.socketUrl });
+    await client.connect();
+    let seen: unknown[] | undefined;
+    let readerDone: Promise<void> | undefined;
+    await db.transaction(async (tx) => {
+      await tx.query("INSERT INTO crawls (id, spec) VALUES ('socket-tx', '{}')");
+      readerDone = (async () => {
+        const result = await client.query("SELECT spec FROM crawls WHERE id = 'socket-tx'");
+        seen = result.rows;
+        await client.end();
+      })();
+      // Give the reader every chance to run (and hang up) before this transaction commits.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await tx.query("UPDATE crawls SET spec = '{\"kept\":true}' WHERE id = 'socket-tx'");
+    });
+    await readerDone;
+    // The reader saw the committed row, not half a transaction, and the commit stood.
+    expect(seen).toEqual([{ spec: { kept: true } }]);
+    const rows = await db.query<{ spec: unknown }>("SELECT spec FROM crawls WHERE id = 'socket-tx'");
+    expect(rows.rows).toEqual([{ spec: { kept: true } }]);
+  });
+
   it('runs a transaction atomically', async () => {
     await expect(
       db.transaction(async (tx) => {
