@@ -28,7 +28,7 @@ const THREAD_YOUNG_GENERATION_MB = positiveIntegerFromEnv('GLEANER_ANALYSIS_YOUN
  * itself busy with the rest of the pipeline (the embedded default: PGlite, the embedding model and
  * the workflows share it; see `reserveCoreForMainThread`). GLEANER_ANALYSIS_THREADS overrides it.
  */
-let maxThreads = positiveIntegerFromEnv('GLEANER_ANALYSIS_THREADS');
+const maxThreads = positiveIntegerFromEnv('GLEANER_ANALYSIS_THREADS');
 let mainThreadBusy = false;
 
 function threadCount(): number {

@@ -3,7 +3,7 @@
  * is, then answers embed requests until the parent terminates the thread.
  */
 import { parentPort } from 'node:worker_threads';
-import { type EmbedKind, loadDefaultEmbedder } from './embedder';
+import { loadDefaultEmbedder } from './embedder';
 import type { ThreadReply, ThreadRequest } from './embedder-thread-protocol';
 
 const port = parentPort;
@@ -16,7 +16,7 @@ const embedder = await loadDefaultEmbedder().catch((error: unknown) => {
 });
 if (embedder) {
   port.on('message', (request: ThreadRequest) => {
-    embedder.embed(request.texts, request.kind as EmbedKind).then(
+    embedder.embed(request.texts, request.kind).then(
       (vectors) => post({ type: 'vectors', id: request.id, vectors }),
       (error: unknown) =>
         post({

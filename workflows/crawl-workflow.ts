@@ -207,17 +207,17 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   }
 
   /**
-   * A report's bookkeeping (done at once) and the quota signal it needs, if any. Only without a
-   * global request ceiling: paced grants wait on a timer between them (`paceGrant`).
+   * A report's bookkeeping (done at once) and the quota signal it needs, if any: up to `wanted`
+   * pages (what the origin asked for, or what the global request ceiling lets out now).
    */
-  function reportEffect(report: OriginReport): Effect | undefined {
+  function reportEffect(report: OriginReport, wanted = report.quotaWanted): Effect | undefined {
     const entry = state.origins[report.origin];
     if (!entry) return undefined;
     entry.stats = report.stats;
     state.budgetLeft += report.returnedQuota;
     let effect: Effect | undefined;
     if (report.quotaWanted > 0) {
-      const granted = Math.min(report.quotaWanted, state.budgetLeft);
+      const granted = Math.min(wanted, state.budgetLeft);
       state.budgetLeft -= granted;
       effect = {
         target: entry.workflowId,
@@ -310,20 +310,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       return;
     }
     const { report } = event;
-    const entry = state.origins[report.origin];
-    if (!entry) return;
-    entry.stats = report.stats;
-    state.budgetLeft += report.returnedQuota;
-    if (report.quotaWanted > 0) {
-      const granted = Math.min(await paceGrant(report.quotaWanted), state.budgetLeft);
-      state.budgetLeft -= granted;
-      await getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, {
-        granted,
-        exhausted: granted === 0,
-      });
-    }
-    if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
-    if (report.done) entry.done = true;
+    if (!state.origins[report.origin]) return;
+    // Nothing else touches the budget while the ceiling's timer runs: this loop handles one event at a time.
+    const wanted = report.quotaWanted > 0 ? await paceGrant(report.quotaWanted) : 0;
+    await reportEffect(report, wanted)?.run();
   }
 
   const entries = () => Object.values(state.origins);
