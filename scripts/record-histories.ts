@@ -16,8 +16,7 @@
  * workers), serves a small generated site on two loopback origins (8 HTML pages on the primary,
  * a 404 link, an extension-less text/plain link, a link to a second origin so the cross-origin
  * relay through the crawl workflow runs), crawls it with `delayMs: 50` so durable timers
- * appear, and writes the histories of the crawl workflow, both origin workflows and the seed's
- * page workflow as `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow
+ * appear, and writes the histories of the crawl workflow and both origin workflows as `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow
  * id and type). Then it crawls the same, unchanged site again with `perOriginConcurrency: 2`
  * and records that crawl's primary origin workflow (fetches beside the loop, and the recrawl's
  * claim of known pages from the store) as `origin-concurrent`. An unchanged, indexed page starts no
@@ -25,7 +24,7 @@
  * File names, the site and the crawl spec are fixed, so a re-run rewrites the same files; only
  * ports, timestamps and ids inside differ.
  */
-import { crawlWorkflowId, originWorkflowId, pageWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { crawlWorkflowId, originWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { type SiteServer, serveSite } from '../test/helpers/site-server';
 import type { TestStack } from '../test/helpers/stack';
 import {
@@ -101,14 +100,6 @@ async function main(): Promise<void> {
   buildSites(primary, secondary);
   await withRecordingStack([primary, secondary], async (stack) => {
     await crawlFixture(stack, CRAWL_ID, primary.url);
-
-    const seed = await stack.db.query<{ id: number }>(
-      'SELECT id FROM pages WHERE crawl_id = $1 AND url = $2',
-      [CRAWL_ID, primary.url],
-    );
-    const seedPageId = seed.rows[0]?.id;
-    if (seedPageId === undefined) throw new Error(`seed page ${primary.url} not stored`);
-
     await crawlFixture(stack, RECRAWL_ID, primary.url, { perOriginConcurrency: 2 });
 
     const manifest: HistoryManifestEntry[] = [
@@ -125,7 +116,6 @@ async function main(): Promise<void> {
         originWorkflowId(CRAWL_ID, secondary.origin),
         WORKFLOW_TYPES.origin,
       ),
-      await record(stack, 'page.json', pageWorkflowId(CRAWL_ID, seedPageId), WORKFLOW_TYPES.page),
       await record(
         stack,
         'origin-concurrent.json',
@@ -133,16 +123,11 @@ async function main(): Promise<void> {
         WORKFLOW_TYPES.origin,
       ),
     ];
-    // Older recordings (`<name>.vN.json`) stay in the manifest: workflows of that code may still run.
-    // origin-render.json and origin-spill.json are recorded by scripts/record-{render,spill}-history.ts.
-    manifest.push(
-      ...readManifest().filter(
-        (entry) =>
-          /\.v\d+\.json$/.test(entry.file) ||
-          entry.file === 'origin-render.json' ||
-          entry.file === 'origin-spill.json',
-      ),
-    );
+    // Every other recording stays in the manifest: older ones (`<name>.vN.json`, and page.json, the
+    // last single-page workflow: pages run in batches now) because workflows of that code may still
+    // run, the rest because scripts/record-{batch,render,spill}-history.ts write them.
+    const written = new Set(manifest.map((entry) => entry.file));
+    manifest.push(...readManifest().filter((entry) => !written.has(entry.file)));
     writeManifest(manifest);
     console.info(`wrote manifest.json (${manifest.length} histories)`);
   });

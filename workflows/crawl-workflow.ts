@@ -31,6 +31,7 @@ import {
   InvalidCrawlSpecError,
   parseCrawlSpec,
 } from '../domain/crawl-spec';
+import { QUOTA_BLOCK } from '../domain/origin-state';
 import { originWorkflowId, TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../domain/temporal-names';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import {
@@ -71,6 +72,8 @@ interface OriginEntry {
 interface Effect {
   /** The workflow it goes to: effects to one workflow run in the order they were made. */
   target: string;
+  /** About how many bytes of payload the command carries (its start arguments or signal). */
+  bytes: number;
   run(): Promise<unknown>;
 }
 
@@ -82,15 +85,51 @@ interface Effect {
 const EFFECTS_PER_TASK = 16;
 /** Effects per turn of the crawl's loop at most: ~35 history events per chunk of 16, 16 chunks. */
 const EFFECTS_PER_TURN = 256;
+/**
+ * With `crawl-quota-first-v1`, a task's commands are packed by their payload instead: up to this many
+ * bytes (a quarter of the 4 MB limit) and MAX_EFFECTS_PER_TASK commands. Every chunk costs a round
+ * trip through the server (a child start resolves when the child has started), and with 1,000 small
+ * origins the crawl spent its time on those round trips while origins waited for their quota.
+ */
+const TASK_PAYLOAD_BYTES = 1_000_000;
+const MAX_EFFECTS_PER_TASK = 128;
+/**
+ * New origins started per turn at most (with `crawl-quota-first-v1`). A turn ends when its child
+ * starts have started, and a busy server starts a few per second: a turn of 128 starts held every
+ * quota request that arrived meanwhile for half a minute (1,000-origin scale run). Reports are
+ * taken first in every turn, so a short turn is what bounds their wait.
+ */
+const STARTS_PER_TURN = 32;
+
+/** The chunks runEffects issues: fixed chunks of EFFECTS_PER_TASK, or packed by payload size. */
+function chunkEffects(effects: readonly Effect[], packed: boolean): Effect[][] {
+  const chunks: Effect[][] = [];
+  let chunk: Effect[] = [];
+  let bytes = 0;
+  for (const effect of effects) {
+    const full = packed
+      ? chunk.length >= MAX_EFFECTS_PER_TASK || bytes + effect.bytes > TASK_PAYLOAD_BYTES
+      : chunk.length >= EFFECTS_PER_TASK;
+    if (chunk.length > 0 && full) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(effect);
+    bytes += effect.bytes;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
 
 /**
- * Runs effects in chunks of EFFECTS_PER_TASK, each chunk's commands issued together (one workflow
+ * Runs effects chunk by chunk (chunkEffects), each chunk's commands issued together (one workflow
  * task) and one target's effects one after another, so every origin sees its batches in order.
  */
-async function runEffects(effects: readonly Effect[]): Promise<void> {
-  for (let start = 0; start < effects.length; start += EFFECTS_PER_TASK) {
+async function runEffects(effects: readonly Effect[], packed: boolean): Promise<void> {
+  for (const chunk of chunkEffects(effects, packed)) {
     const byTarget = new Map<string, Effect[]>();
-    for (const effect of effects.slice(start, start + EFFECTS_PER_TASK)) {
+    for (const effect of chunk) {
       const chain = byTarget.get(effect.target);
       if (chain) chain.push(effect);
       else byTarget.set(effect.target, [effect]);
@@ -133,6 +172,12 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   // Commands to many origins go out together (runEffects) rather than one workflow task each: a
   // crawl of 1,000 origins started them one round trip at a time, and quota grants queued behind.
   const concurrentEffects = patched('crawl-concurrent-effects-v1');
+  // Origins start with their first batch's quota, quota requests are answered before new origins
+  // are started, and effects are packed by size: each origin then needs the crawl once before its
+  // first page instead of three times, and pages flow while a big crawl is still starting origins.
+  const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
+  // Deterministic: the spec is the workflow's input.
+  const specBytes = JSON.stringify(spec).length;
 
   setHandler(discoveredSignal, (batch) => {
     state.inbox.push({ kind: 'discovered', batch });
@@ -180,14 +225,25 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
         stats: emptyOriginStats(),
       };
       const paused = isPaused(origin);
+      const initialQuota = quotaFirst ? Math.min(QUOTA_BLOCK, items.length, state.budgetLeft) : 0;
+      state.budgetLeft -= initialQuota;
       return {
         target: workflowId,
+        bytes: specBytes + itemBytes(items),
         run: () =>
           startChild(originWorkflow, {
             workflowId,
             taskQueue: TASK_QUEUES.crawl,
             workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-            args: [{ spec, origin, initial: items, ...(paused ? { startPaused: true } : {}) }],
+            args: [
+              {
+                spec,
+                origin,
+                initial: items,
+                ...(paused ? { startPaused: true } : {}),
+                ...(initialQuota > 0 ? { initialQuota } : {}),
+              },
+            ],
             // Origins outlive a continue-as-new of this workflow; they report back by signal.
             parentClosePolicy: ParentClosePolicy.ABANDON,
           }),
@@ -198,6 +254,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     const seq = entry.sentBatches;
     return {
       target: entry.workflowId,
+      bytes: itemBytes(items),
       run: () => getExternalWorkflowHandle(entry.workflowId).signal(enqueueSignal, { seq, items }),
     };
   }
@@ -221,6 +278,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       state.budgetLeft -= granted;
       effect = {
         target: entry.workflowId,
+        bytes: SIGNAL_BYTES,
         run: () =>
           getExternalWorkflowHandle(entry.workflowId).signal(quotaSignal, {
             granted,
@@ -239,8 +297,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
    * so one turn of the loop adds a bounded number of events before the continue-as-new check.
    */
   function takeEffects(): Effect[] {
-    const effects: Effect[] = [];
-    while (effects.length < EFFECTS_PER_TURN) {
+    const effects: Effect[] = quotaFirst ? takeReports() : [];
+    let starts = 0;
+    const full = () => effects.length >= EFFECTS_PER_TURN || (quotaFirst && starts >= STARTS_PER_TURN);
+    while (!full()) {
       const event = state.inbox[0];
       if (!event || event.kind === 'control') break;
       if (event.kind === 'report') {
@@ -251,14 +311,39 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       }
       if (!state.cancelled) {
         for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
-          if (effects.length >= EFFECTS_PER_TURN) break;
+          if (full()) break;
           delete event.batch.byOrigin[origin];
-          if (items.length > 0) effects.push(routeEffect(origin, items));
+          if (items.length === 0) continue;
+          if (!state.origins[origin]) starts++;
+          effects.push(routeEffect(origin, items));
         }
         if (Object.keys(event.batch.byOrigin).length > 0) break;
       }
       state.inbox.shift();
     }
+    return effects;
+  }
+
+  /**
+   * The reports ahead of the inbox's first control, taken out of turn (at most EFFECTS_PER_TURN): an
+   * origin waiting for quota has pages to fetch now, a discovered batch only origins to start.
+   * Safe to reorder: a report's idle flag is judged against the batches sent so far, and routing a
+   * batch afterwards marks that origin busy again.
+   */
+  function takeReports(): Effect[] {
+    const effects: Effect[] = [];
+    const controlAt = state.inbox.findIndex((event) => event.kind === 'control');
+    const end = controlAt < 0 ? state.inbox.length : controlAt;
+    const kept: InboxEvent[] = [];
+    for (const event of state.inbox.slice(0, end)) {
+      if (event.kind !== 'report' || effects.length >= EFFECTS_PER_TURN) {
+        kept.push(event);
+        continue;
+      }
+      const effect = reportEffect(event.report);
+      if (effect) effects.push(effect);
+    }
+    state.inbox.splice(0, end, ...kept);
     return effects;
   }
 
@@ -341,7 +426,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     await condition(() => state.inbox.length > 0 || allIdle());
     if (state.inbox.length === 0) break; // inbox empty and every origin idle: drained
     const effects = concurrentEffects && spec.maxRequestsPerSecond <= 0 ? takeEffects() : [];
-    if (effects.length > 0) await runEffects(effects);
+    if (effects.length > 0) await runEffects(effects, quotaFirst);
     else {
       const event = state.inbox.shift();
       if (event) await handle(event);
@@ -357,9 +442,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   showDetails();
   const finishes = entries().map((entry) => ({
     target: entry.workflowId,
+    bytes: SIGNAL_BYTES,
     run: () => getExternalWorkflowHandle(entry.workflowId).signal(finishSignal),
   }));
-  if (concurrentEffects) await runEffects(finishes);
+  if (concurrentEffects) await runEffects(finishes, quotaFirst);
   else for (const finish of finishes) await finish.run();
   // Final reports carry each origin's last counters (page workflows included).
   for (;;) {
@@ -387,6 +473,13 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
         `budget left ${state.budgetLeft}\n\n| origin | state | fetched | errors |\n|---|---|---|---|\n${lines.join('\n')}`,
     );
   }
+}
+
+/** A signal's payload besides its items: a grant, a finish, a seq number. */
+const SIGNAL_BYTES = 200;
+
+function itemBytes(items: readonly FrontierItem[]): number {
+  return JSON.stringify(items).length;
 }
 
 function validate(input: CrawlSpecInput): CrawlSpec {

@@ -36,6 +36,7 @@ import {
   deny,
   newOriginState,
   type OriginState,
+  QUOTA_BLOCK,
   receiveBatch,
   receiveControl,
   receiveQuota,
@@ -69,8 +70,6 @@ import { readSitemaps, SITEMAP_LOW_WATER, SITEMAP_PAGE, topUpFromSitemaps } from
 
 export type { OriginState } from '../domain/origin-state';
 
-/** Quota asked of the crawl at a time: fewer round trips, little budget stranded per origin. */
-const QUOTA_BLOCK = 25;
 /** Cross-origin discoveries are forwarded once this many are pending (or the origin goes idle). */
 const RELAY_BATCH = 50;
 
@@ -83,6 +82,8 @@ export interface OriginWorkflowInput {
   state?: OriginState;
   /** The crawl was paused when this origin appeared. */
   startPaused?: boolean;
+  /** Page quota granted with the start (crawls started before this field ask for their first block). */
+  initialQuota?: number;
 }
 
 export interface OriginResult {
@@ -95,7 +96,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // Origins started by an older crawl workflow carry a spec without the newer fields: fill the
   // defaults here, or a missing field would silently change behaviour (and break replay).
   const spec = parseCrawlSpec(input.spec, input.spec.crawlId);
-  const state: OriginState = input.state ?? newOriginState(input.startPaused);
+  const state: OriginState = input.state ?? newOriginState(input.startPaused, input.initialQuota);
   const frontier = toFrontier(state.frontier);
   state.frontier = frontier;
   // Runs that began before priority ordering keep plain discovery order (replay-safe).

@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
 import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
@@ -73,6 +73,31 @@ describe('budgets and limits', () => {
       ['budget-5'],
     );
     expect(stored.rows[0]?.n).toBe(5);
+  });
+
+  it("maxPages across origins: each start brings its first batch's quota, and no page is fetched past the budget", async () => {
+    // Three origins of four seed pages each, nothing linked: the crawl grants each origin its seeds'
+    // quota as it starts it, so the budget of 6 goes 4 + 2 + 0 and the third origin asks and hears
+    // the budget is spent.
+    const origins = await Promise.all(
+      Array.from({ length: 3 }, () => serveLinks({ '/': [], '/a': [], '/b': [], '/c': [] })),
+    );
+    const seeds = origins.flatMap((site) => ['', 'a', 'b', 'c'].map((p) => `${site.url}${p}`));
+    const summary = await crawl('budget-origins', { seeds, maxPages: 6 });
+
+    expect(summary.status).toBe('completed');
+    expect(summary.pagesFetched).toBe(6);
+    expect(summary.pagesFetched + summary.droppedByBudget).toBe(12);
+    const requested = origins.flatMap((site) => requestedPages(site).map((p) => `${site.url}${p}`));
+    expect(requested).toHaveLength(6);
+    expect(new Set(requested).size).toBe(6);
+    // The first origin never had to ask: its four seeds came with four pages of quota.
+    const first = originWorkflowId('budget-origins', new URL(origins[0]?.url ?? '').origin);
+    const history = await stack.client.workflow.getHandle(first).fetchHistory();
+    const quotaSignals = (history.events ?? []).filter(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'quota',
+    );
+    expect(quotaSignals).toHaveLength(0);
   });
 
   it('maxDepth: 1 fetches only the seed and the pages it links to', async () => {
