@@ -225,7 +225,11 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
         stats: emptyOriginStats(),
       };
       const paused = isPaused(origin);
-      const initialQuota = quotaFirst ? Math.min(QUOTA_BLOCK, items.length, state.budgetLeft) : 0;
+      // Under a global request ceiling every page's quota is paced (paceGrant), the first ones too.
+      const initialQuota =
+        quotaFirst && spec.maxRequestsPerSecond <= 0
+          ? Math.min(QUOTA_BLOCK, items.length, state.budgetLeft)
+          : 0;
       state.budgetLeft -= initialQuota;
       return {
         target: workflowId,
