@@ -174,7 +174,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   const concurrentEffects = patched('crawl-concurrent-effects-v1');
   // Origins start with their first batch's quota, quota requests are answered before new origins
   // are started, and effects are packed by size: each origin then needs the crawl once before its
-  // first page instead of three times, and pages flow while a big crawl is still starting origins.
+  // first page instead of twice, and pages flow while a big crawl is still starting origins.
   const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
   // Deterministic: the spec is the workflow's input.
   const specBytes = JSON.stringify(spec).length;
