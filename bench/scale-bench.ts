@@ -24,7 +24,12 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  TASK_QUEUES,
+  WORKFLOW_TASK_TIMEOUT,
+  WORKFLOW_TYPES,
+} from '../domain/temporal-names';
 import { freePort } from '../infra/free-port';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
@@ -128,6 +133,7 @@ function startCrawl(infra: Infra, farm: SiteFarm, crawlId: string, options: Opti
   return infra.client.workflow.start(WORKFLOW_TYPES.crawl, {
     taskQueue: TASK_QUEUES.crawl,
     workflowId: crawlWorkflowId(crawlId),
+    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
     args: [
       {
         crawlId,

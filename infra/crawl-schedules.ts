@@ -30,7 +30,7 @@ import {
   overlapName,
   scheduleWorkflowIdBase,
 } from '../domain/schedule-spec';
-import { TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { TASK_QUEUES, WORKFLOW_TASK_TIMEOUT, WORKFLOW_TYPES } from '../domain/temporal-names';
 
 /** The crawl spec a schedule runs: every fire gets its own crawl id, so it carries none. */
 export type ScheduledCrawlSpec = Omit<CrawlSpec, 'crawlId'>;
@@ -132,6 +132,7 @@ export async function createCrawlSchedule(client: Client, request: CreateSchedul
         taskQueue: TASK_QUEUES.crawl,
         workflowId: scheduleWorkflowIdBase(request.scheduleId),
         args: [request.crawl],
+        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       },
       policies: {
         overlap: OVERLAP_POLICIES[request.overlap ?? DEFAULT_OVERLAP],

@@ -12,7 +12,12 @@ import {
 } from '@temporalio/client';
 import type { Database } from '../db/database';
 import type { CrawlSpec } from '../domain/crawl-spec';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  TASK_QUEUES,
+  WORKFLOW_TASK_TIMEOUT,
+  WORKFLOW_TYPES,
+} from '../domain/temporal-names';
 
 /** The id belongs to another crawl that may not be started again (exit 2, HTTP 409). */
 export class CrawlIdTakenError extends Error {
@@ -66,6 +71,7 @@ export async function startCrawl(
       workflowId,
       args: [spec],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
     });
     return { handle: started, workflowId, resumed: false };
   } catch (error) {
