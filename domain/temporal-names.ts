@@ -3,20 +3,19 @@
  * workers, API and workflows can never disagree.
  */
 
-/** Task queues, one per kind of work, so each kind of worker scales on its own. */
 /**
  * The workflow task timeout of a crawl and of the workflows it starts (origins, page batches, pages);
- * continue-as-new keeps it. For the crawl workflow: with 476 origins its runs reached 4,000 events and
- * 2 MB, and once one task was late (10 s default) the replay of that history on a loaded worker took
- * longer than 10 s too, so it timed out 93 times in a row, 15 minutes without progress (1,000 × 10
- * scale run, session 12). A task's
- * timeout runs from when a worker accepts it, and a crawl worker that has just restarted accepts many
- * replays at once and runs them in turn on one thread: at the server's default of 10 s the last of them
- * timed out on two loaded cores and replayed again, over and over (fault-injection test). A worker that
- * dies holding a task delays that one workflow by at most this long.
+ * continue-as-new keeps it. A task's timeout runs from when a worker accepts it, and a crawl worker
+ * that has just restarted accepts many replays at once and runs them in turn on one thread: at the
+ * server's default of 10 s the last of them timed out on two loaded cores and replayed again, over and
+ * over (fault-injection test). The crawl workflow looped the same way: with 476 origins its runs
+ * reached 4,000 events and 2 MB, and once one task was late its uncached replay took longer than 10 s
+ * too, 93 timeouts in a row (1,000 × 10 scale run, session 12). A worker that dies holding a task
+ * delays that one workflow by at most this long.
  */
 export const WORKFLOW_TASK_TIMEOUT = '30 seconds';
 
+/** Task queues, one per kind of work, so each kind of worker scales on its own. */
 export const TASK_QUEUES = {
   /** Workflow tasks only: cheap, CPU-light orchestration. */
   crawl: 'gleaner-crawl',
