@@ -60,12 +60,20 @@ export async function serveSite(
       status: 0,
     };
     log.push(entry);
-    // 'finish' when the response was handed to the OS; 'close' also covers a client that hung
-    // up first. Either way the request ends then: gap assertions must never see an end of 0.
+    // The request ends when the handler ends the response: 'finish' (handed to the OS) is an event
+    // the loop may run late under load, which stamped ends after the client already had the body and
+    // shrank measured gaps below what the crawler kept (145 ms for a 150 ms delay, at load ~5).
+    // 'close' covers a client that hung up first: gap assertions must never see an end of 0.
     const end = () => {
       if (entry.endedAtMs === 0) entry.endedAtMs = Date.now();
       if (entry.status === 0 && res.headersSent) entry.status = res.statusCode;
     };
+    const endResponse = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const ended = endResponse(...args);
+      end();
+      return ended;
+    }) as typeof res.end;
     res.on('finish', end);
     res.on('close', end);
     const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
