@@ -167,6 +167,31 @@ async function historySizes(client: Client): Promise<Record<string, { runs: numb
   return sizes;
 }
 
+/**
+ * Workflow task timeouts in the crawl workflow's runs, by kind: a schedule-to-start timeout is a task that
+ * waited past the sticky queue's timeout and went to the shared queue (then a full replay); a
+ * start-to-close timeout is a task the worker did not finish in time.
+ */
+async function crawlTaskTimeouts(client: Client, crawlWorkflowId: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${crawlWorkflowId}'` })) {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    for (const event of history.events ?? []) {
+      const timedOut = event.workflowTaskTimedOutEventAttributes;
+      if (!timedOut) continue;
+      // temporal.api.enums.v1.TimeoutType: 1 start-to-close, 2 schedule-to-start.
+      const kind =
+        timedOut.timeoutType === 1
+          ? 'startToClose'
+          : timedOut.timeoutType === 2
+            ? 'scheduleToStart'
+            : 'other';
+      counts[kind] = (counts[kind] ?? 0) + 1;
+    }
+  }
+  return counts;
+}
+
 /** The whole crawl with every stage split into its own processes (two fetch). */
 async function runSplitCrawl(options: Options) {
   const infra = await startInfra();
@@ -222,6 +247,7 @@ async function runSplitCrawl(options: Options) {
       pagesPerSecond: Number((total / seconds).toFixed(2)),
       peakRssMiB: fleet.peakRssMiB(),
       histories: await historySizes(infra.client),
+      crawlWorkflowTaskTimeouts: await crawlTaskTimeouts(infra.client, handle.workflowId),
       politeness: {
         violations: polite.violations.length,
         smallestGapMs: polite.smallestGapMs,

@@ -9,7 +9,7 @@ import { closePageAnalysisPool, reserveCoreForMainThread } from '../activities/p
 import { closeRenderPool, configureRenderPool } from '../activities/render/render-and-store';
 import type { Database } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
-import { type QueueKind, TASK_QUEUES } from '../domain/temporal-names';
+import { type QueueKind, TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../domain/temporal-names';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { logger } from '../infra/logger';
 import { startMemorySampler } from '../infra/memory-sampler';
@@ -103,6 +103,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
               workflowBundle: await workflowBundle(),
               maxCachedWorkflows: workflowCacheSize(),
               maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(),
+              // A task for a cached workflow waits for this worker rather than go to the shared queue
+              // after the SDK's 10 s: there it waited behind every origin's task and then replayed the
+              // whole history (the crawl workflow of a 1,000-origin run: 5 such timeouts in 630 s,
+              // each followed by 65-100 s in the queue and a 7-15 s replay). New tasks still bypass a
+              // dead worker's sticky queue at once: the server sees that it stopped polling.
+              stickyQueueScheduleToStartTimeout: WORKFLOW_TASK_TIMEOUT,
             }
           : {}),
         maxConcurrentActivityTaskExecutions: activitySlots(queue, options),
