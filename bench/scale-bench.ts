@@ -167,6 +167,9 @@ async function historySizes(client: Client): Promise<Record<string, { runs: numb
   return sizes;
 }
 
+/** Names of temporal.api.enums.v1.TimeoutType values a workflow task can time out with. */
+const TIMEOUT_KINDS: Record<number, string> = { 1: 'startToClose', 2: 'scheduleToStart' };
+
 /**
  * Workflow task timeouts in the crawl workflow's runs, by kind: a schedule-to-start timeout is a task that
  * waited past the sticky queue's timeout and went to the shared queue (then a full replay); a
@@ -179,13 +182,7 @@ async function crawlTaskTimeouts(client: Client, crawlWorkflowId: string): Promi
     for (const event of history.events ?? []) {
       const timedOut = event.workflowTaskTimedOutEventAttributes;
       if (!timedOut) continue;
-      // temporal.api.enums.v1.TimeoutType: 1 start-to-close, 2 schedule-to-start.
-      const kind =
-        timedOut.timeoutType === 1
-          ? 'startToClose'
-          : timedOut.timeoutType === 2
-            ? 'scheduleToStart'
-            : 'other';
+      const kind = TIMEOUT_KINDS[timedOut.timeoutType ?? 0] ?? 'other';
       counts[kind] = (counts[kind] ?? 0) + 1;
     }
   }
