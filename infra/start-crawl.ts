@@ -62,9 +62,11 @@ export async function startCrawl(
   // Temporal first (an outage is reported as Temporal's), then the store, which remembers finished
   // crawls beyond Temporal's retention.
   const existing = await describeOrUndefined(handle);
-  if (existing) return attach(handle, workflowId, existing, spec.crawlId, options);
+  // The store is read even when the workflow is open: the crawl writes its final status there just
+  // before its workflow closes, and in that moment the id names a finished crawl, not a running one.
   const stored = await storedCrawlStatus(db, spec.crawlId);
   if (stored !== undefined && stored !== 'running') throw finishedError(spec.crawlId, stored);
+  if (existing) return attach(handle, workflowId, existing, spec.crawlId, options);
   try {
     const started = await client.workflow.start(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
