@@ -34,6 +34,7 @@ import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
 import {
+  CRAWL_WORKFLOW_START,
   crawlWorkflowId,
   QUEUE_KINDS,
   type QueueKind,
@@ -712,7 +713,7 @@ async function runScenario(stack: BenchStack, siteRoot: string, spec: ScenarioSp
   let summary: CrawlSummary;
   try {
     summary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-      taskQueue: TASK_QUEUES.crawl,
+      ...CRAWL_WORKFLOW_START,
       workflowId,
       args: [
         {

@@ -20,7 +20,7 @@ import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { crawlWorkflowId, QUEUE_KINDS, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { CRAWL_WORKFLOW_START, crawlWorkflowId, QUEUE_KINDS, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { addGeneratedPages } from '../test/helpers/generated-site';
 import { type RequestLogEntry, type SiteServer, serveSite } from '../test/helpers/site-server';
 import { startTestStack, type TestStack } from '../test/helpers/stack';
@@ -476,7 +476,7 @@ async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
   let indexTailMs = 0;
   try {
     const execution = stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-      taskQueue: TASK_QUEUES.crawl,
+      ...CRAWL_WORKFLOW_START,
       workflowId,
       args: [
         {

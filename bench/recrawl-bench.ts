@@ -24,7 +24,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { pageHtml } from '../test/helpers/generated-site';
 import { serveSite } from '../test/helpers/site-server';
 import { unpackSite } from '../test/helpers/sites';
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
         at: performance.now(),
       };
       const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
-        taskQueue: TASK_QUEUES.crawl,
+        ...CRAWL_WORKFLOW_START,
         workflowId: crawlWorkflowId(crawlId),
         args: [
           {

@@ -24,12 +24,7 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
-import {
-  crawlWorkflowId,
-  TASK_QUEUES,
-  WORKFLOW_TASK_TIMEOUT,
-  WORKFLOW_TYPES,
-} from '../domain/temporal-names';
+import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { freePort } from '../infra/free-port';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
@@ -131,9 +126,8 @@ async function stopInfra(infra: Infra): Promise<void> {
 
 function startCrawl(infra: Infra, farm: SiteFarm, crawlId: string, options: Options) {
   return infra.client.workflow.start(WORKFLOW_TYPES.crawl, {
-    taskQueue: TASK_QUEUES.crawl,
+    ...CRAWL_WORKFLOW_START,
     workflowId: crawlWorkflowId(crawlId),
-    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
     args: [
       {
         crawlId,

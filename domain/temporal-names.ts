@@ -31,6 +31,15 @@ export const TASK_QUEUES = {
   llm: 'gleaner-llm',
 } as const;
 
+/**
+ * What every start of a crawl workflow sets — `gleaner crawl`, `POST /crawls`, a schedule's action and
+ * the scale bench — so a change to the crawl's queue or task timeout reaches all of them.
+ */
+export const CRAWL_WORKFLOW_START = {
+  taskQueue: TASK_QUEUES.crawl,
+  workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+} as const;
+
 export type QueueKind = keyof typeof TASK_QUEUES;
 export const QUEUE_KINDS = Object.keys(TASK_QUEUES) as QueueKind[];
 

@@ -30,7 +30,7 @@ import {
   overlapName,
   scheduleWorkflowIdBase,
 } from '../domain/schedule-spec';
-import { TASK_QUEUES, WORKFLOW_TASK_TIMEOUT, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { CRAWL_WORKFLOW_START, WORKFLOW_TYPES } from '../domain/temporal-names';
 
 /** The crawl spec a schedule runs: every fire gets its own crawl id, so it carries none. */
 export type ScheduledCrawlSpec = Omit<CrawlSpec, 'crawlId'>;
@@ -129,10 +129,9 @@ export async function createCrawlSchedule(client: Client, request: CreateSchedul
       action: {
         type: 'startWorkflow',
         workflowType: WORKFLOW_TYPES.crawl,
-        taskQueue: TASK_QUEUES.crawl,
+        ...CRAWL_WORKFLOW_START,
         workflowId: scheduleWorkflowIdBase(request.scheduleId),
         args: [request.crawl],
-        workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       },
       policies: {
         overlap: OVERLAP_POLICIES[request.overlap ?? DEFAULT_OVERLAP],

@@ -12,12 +12,7 @@ import {
 } from '@temporalio/client';
 import type { Database } from '../db/database';
 import type { CrawlSpec } from '../domain/crawl-spec';
-import {
-  crawlWorkflowId,
-  TASK_QUEUES,
-  WORKFLOW_TASK_TIMEOUT,
-  WORKFLOW_TYPES,
-} from '../domain/temporal-names';
+import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 
 /** The id belongs to another crawl that may not be started again (exit 2, HTTP 409). */
 export class CrawlIdTakenError extends Error {
@@ -69,11 +64,10 @@ export async function startCrawl(
   if (existing) return attach(handle, workflowId, existing, spec.crawlId, options);
   try {
     const started = await client.workflow.start(WORKFLOW_TYPES.crawl, {
-      taskQueue: TASK_QUEUES.crawl,
+      ...CRAWL_WORKFLOW_START,
       workflowId,
       args: [spec],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
     });
     return { handle: started, workflowId, resumed: false };
   } catch (error) {
