@@ -1,8 +1,9 @@
 /**
  * robots.txt for one origin: fetched once, cached in Postgres for up to 24 hours (RFC 9309
  * §2.4) and in memory, and consulted before every page request. Status rules (§2.3.1): 2xx is
- * parsed; 4xx (and too many redirects) means allow all; 5xx, 429, network errors and refusals
- * mean disallow all — the origin is not crawled.
+ * parsed, whatever its Content-Type; 4xx (and too many redirects, a stray 304 or an undecodable
+ * body) means allow all; 5xx, 429, network errors and refusals mean disallow all — the origin is
+ * not crawled.
  */
 import type { Database } from '../db/database';
 import {
@@ -21,6 +22,16 @@ import type { FetchPageResult } from './http/fetch-result';
 import type { Resolver } from './http/ssrf-guard';
 
 const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** How robots.txt is requested, by the crawler and by `gleaner robots` alike. */
+export const ROBOTS_FETCH = {
+  allowedContentTypes: ['*/*'],
+  // RFC 9309 §2.5: a longer file is parsed as far as the first 500 KiB, never refused for size.
+  maxBodyBytes: ROBOTS_MAX_BYTES,
+  truncateBody: true,
+  // §2.3.1.2: at least five redirects are followed.
+  maxRedirects: 5,
+} as const;
 
 export type RobotsSource = 'fetched' | 'unavailable-allow-all' | 'unreachable-disallow-all';
 
@@ -88,15 +99,11 @@ export function createRobotsPolicy({ db, resolve }: { db: Database; resolve?: Re
     const fetched = await fetchPage(`${origin}/robots.txt`, {
       userAgent: options.userAgent,
       allowHosts: options.allowHosts,
-      allowedContentTypes: ['*/*'],
-      // RFC 9309 §2.5: a longer file is parsed as far as the first 500 KiB, never refused for size.
-      maxBodyBytes: ROBOTS_MAX_BYTES,
-      truncateBody: true,
-      maxRedirects: 5,
+      ...ROBOTS_FETCH,
       ...(resolve ? { resolve } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    const record = interpret(origin, fetched);
+    const record = interpretRobots(origin, fetched);
     if (record.source === 'unreachable-disallow-all') {
       // Network failures are retried by Temporal here; a 5xx settles now and the workflow backs off.
       if (!finalAttempt && fetched.kind === 'network-error') throw new RobotsTransientError(record.error);
@@ -137,7 +144,11 @@ export function createRobotsPolicy({ db, resolve }: { db: Database; resolve?: Re
 
 export type RobotsPolicy = ReturnType<typeof createRobotsPolicy>;
 
-function interpret(origin: string, fetched: FetchPageResult): RobotsRecord {
+/**
+ * RFC 9309 §2.3.1 applied to one fetch of robots.txt. `gleaner robots` reads its answers through
+ * this too, so it reports what a crawl would do.
+ */
+export function interpretRobots(origin: string, fetched: FetchPageResult): RobotsRecord {
   const base = {
     origin,
     fetchedAtMs: Date.now(),
@@ -146,9 +157,24 @@ function interpret(origin: string, fetched: FetchPageResult): RobotsRecord {
   switch (fetched.kind) {
     case 'ok':
       return { ...base, source: 'fetched', rules: parseRobots(fetched.text, { maxBytes: ROBOTS_MAX_BYTES }) };
+    // Neither has rules to read; like a 4xx, the file is unavailable (§2.3.1.3). We never send a
+    // conditional request for robots.txt, so a 304 is the server's mistake.
     case 'not-modified':
+      return {
+        ...base,
+        source: 'unavailable-allow-all',
+        rules: allowAll(),
+        error: 'robots.txt answered 304 Not Modified to a request that was not conditional',
+      };
     case 'unsupported-content-type':
-      return { ...base, source: 'fetched', rules: allowAll() };
+      return {
+        ...base,
+        source: 'unavailable-allow-all',
+        rules: allowAll(),
+        error: fetched.contentEncoding
+          ? `robots.txt sent in an unsupported content-encoding (${fetched.contentEncoding})`
+          : `robots.txt sent as ${fetched.contentType ?? 'an unreadable type'}`,
+      };
     case 'redirect-limit':
       return {
         ...base,

@@ -1,20 +1,18 @@
 /**
  * `gleaner robots <url...>`: what robots.txt says about some URLs for one user agent. With
  * `--robots-file` the file is read and nothing touches the network; otherwise `<origin>/robots.txt`
- * is fetched once per origin through `fetchPage` (SSRF guard included) and its status decides
- * (RFC 9309 §2.3.1): 2xx parse, 4xx allow all, 5xx or unreachable disallow all.
+ * is fetched once per origin through `fetchPage` (SSRF guard included) and read as the crawler reads
+ * it (RFC 9309 §2.3.1): 2xx parse, 4xx allow all, 5xx or unreachable disallow all.
  */
 import { readFile } from 'node:fs/promises';
 import { fetchPage } from '../activities/http/fetch-page';
 import type { FetchPageResult } from '../activities/http/fetch-result';
+import { interpretRobots, ROBOTS_FETCH } from '../activities/robots-policy';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
 import {
-  allowAll,
   crawlDelaySeconds,
-  disallowAll,
   evaluate,
   parseRobots,
-  ROBOTS_MAX_BYTES,
   type RobotsFile,
   type RobotsVerdict,
   sitemaps,
@@ -29,12 +27,13 @@ export interface RobotsCommandOptions {
   json?: boolean;
 }
 
-/** Where the rules came from; the last three say which status rule replaced the file. */
+/** Where the rules came from; the last four say which status rule replaced the file. */
 export type RobotsSource =
   | 'file'
   | 'fetched'
   | `status-${number}-allow-all`
   | 'redirect-limit-allow-all'
+  | 'unreadable-allow-all'
   | 'unreachable-disallow-all';
 
 export interface LoadedRobots {
@@ -58,9 +57,6 @@ export interface RobotsReport extends RobotsVerdict {
   readonly status?: number;
   readonly reason?: string;
 }
-
-/** robots.txt is text/plain, but servers send all sorts; any 2xx body is parsed. */
-const ROBOTS_CONTENT_TYPES = ['*/*'];
 
 export async function runRobotsCommand(urls: string[], options: RobotsCommandOptions): Promise<void> {
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
@@ -116,59 +112,60 @@ async function readRobotsFile(file: string): Promise<LoadedRobots> {
 
 async function fetchRobots(origin: string, userAgent: string, allowHosts: string[]): Promise<LoadedRobots> {
   const robotsUrl = `${origin}/robots.txt`;
-  const result = await fetchPage(robotsUrl, {
-    userAgent,
-    allowHosts,
-    allowedContentTypes: ROBOTS_CONTENT_TYPES,
-    // As the crawler reads it (RFC 9309 §2.5): the first 500 KiB of a longer file are parsed.
-    maxBodyBytes: ROBOTS_MAX_BYTES,
-    truncateBody: true,
-  });
+  const result = await fetchPage(robotsUrl, { userAgent, allowHosts, ...ROBOTS_FETCH });
   return { robotsUrl, ...robotsFromFetch(result) };
 }
 
 /**
- * RFC 9309 §2.3.1 applied to one fetch of robots.txt. A 429 counts as unreachable rather than
- * unavailable (it asks us to slow down, not to crawl everything); more than five redirects counts
- * as unavailable (§2.3.1.2).
+ * One fetch of robots.txt, read exactly as the crawler reads it (`interpretRobots`), labelled for
+ * this report: which status rule replaced the file, and why.
  */
 export function robotsFromFetch(result: FetchPageResult): Omit<LoadedRobots, 'robotsUrl'> {
-  const status = result.status !== undefined ? { status: result.status } : {};
-  const unreachable = (reason: string) => ({
-    robots: disallowAll(),
-    source: 'unreachable-disallow-all' as const,
-    ...status,
-    reason,
-  });
-  switch (result.kind) {
-    case 'ok':
-      return { robots: parseRobots(result.text), source: 'fetched', status: result.status };
-    case 'http-error':
-      if (result.status >= 400 && result.status < 500 && result.status !== 429) {
-        return { robots: allowAll(), source: `status-${result.status}-allow-all`, status: result.status };
-      }
-      return unreachable(`HTTP ${result.status}`);
-    case 'redirect-limit':
+  const record = interpretRobots('', result);
+  const status = record.httpStatus !== undefined ? { status: record.httpStatus } : {};
+  switch (record.source) {
+    case 'fetched':
+      return { robots: record.rules, source: 'fetched', ...status };
+    case 'unreachable-disallow-all':
       return {
-        robots: allowAll(),
-        source: 'redirect-limit-allow-all',
+        robots: record.rules,
+        source: 'unreachable-disallow-all',
         ...status,
-        reason: `redirect ${result.reason === 'loop' ? 'loop' : 'chain too long'} at ${result.location}`,
+        reason: unreachableReason(result),
       };
+    case 'unavailable-allow-all':
+      if (result.kind === 'redirect-limit') {
+        return {
+          robots: record.rules,
+          source: 'redirect-limit-allow-all',
+          ...status,
+          reason: `redirect ${result.reason === 'loop' ? 'loop' : 'chain too long'} at ${result.location}`,
+        };
+      }
+      if (result.kind === 'http-error' || result.kind === 'not-modified') {
+        return { robots: record.rules, source: `status-${result.status}-allow-all`, status: result.status };
+      }
+      return {
+        robots: record.rules,
+        source: 'unreadable-allow-all',
+        ...status,
+        reason: record.error ?? 'robots.txt could not be read',
+      };
+  }
+}
+
+function unreachableReason(result: FetchPageResult): string {
+  switch (result.kind) {
+    case 'http-error':
+      return `HTTP ${result.status}`;
     case 'blocked':
-      return unreachable(`blocked by the SSRF guard: ${result.message}`);
+      return `blocked by the SSRF guard: ${result.message}`;
     case 'network-error':
-      return unreachable(`${result.code}: ${result.message}`);
+      return `${result.code}: ${result.message}`;
     case 'too-large':
-      return unreachable(`larger than ${result.limitBytes} bytes`);
-    case 'unsupported-content-type':
-      return unreachable(
-        result.contentEncoding
-          ? `unsupported content-encoding ${result.contentEncoding}`
-          : 'response without a content-type',
-      );
-    case 'not-modified':
-      return unreachable('unexpected 304 Not Modified');
+      return `larger than ${result.limitBytes} bytes`;
+    default:
+      return result.kind;
   }
 }
 
@@ -198,6 +195,7 @@ function describeSource(report: RobotsReport): string {
     case 'unreachable-disallow-all':
       return `${where} unreachable (${report.reason}): everything disallowed`;
     case 'redirect-limit-allow-all':
+    case 'unreadable-allow-all':
       return `${where} unavailable (${report.reason}): everything allowed`;
     default:
       return `${where} answered HTTP ${report.status}: everything allowed`;

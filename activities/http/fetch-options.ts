@@ -131,10 +131,15 @@ function lowerCaseKeys(headers: Readonly<Record<string, string>>): Record<string
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 }
 
-/** True when the media type of a Content-Type header matches one of the patterns. */
+/**
+ * True when the media type of a Content-Type header matches one of the patterns. The any-type
+ * pattern also takes a body whose Content-Type is missing or malformed: robots.txt and a browser's
+ * subresources are read whatever the server labels them, and a robots.txt sent without a type
+ * still has rules to keep.
+ */
 export function isAllowedContentType(header: string | undefined, patterns: readonly string[]): boolean {
   const mediaType = mediaTypeOf(header);
-  if (mediaType === undefined) return false;
+  if (mediaType === undefined) return patterns.includes('*/*');
   const [type, subtype] = mediaType.split('/');
   return patterns.some((pattern) => {
     const [pType, pSub] = pattern.toLowerCase().split('/');

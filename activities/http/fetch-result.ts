@@ -52,7 +52,7 @@ export interface FetchOk extends FetchResultBase {
   readonly text: string;
   /** The encoding `text` was decoded with. */
   readonly charset: string;
-  /** Media type without parameters, e.g. `text/html`. */
+  /** Media type without parameters, e.g. `text/html`; empty when an any-type fetch got none. */
   readonly contentType: string;
   /** Set when the body was cut at `maxBodyBytes` (with `truncateBody`). */
   readonly truncated?: boolean;

@@ -192,6 +192,23 @@ describe('gleaner robots fetching <origin>/robots.txt (RFC 9309 §2.3.1)', () =>
     }
   });
 
+  it('a robots.txt sent without a Content-Type is read as the crawler reads it: its rules hold', async () => {
+    const untyped = await serveSite(undefined);
+    try {
+      untyped.route('/robots.txt', (_req, res) => {
+        res.writeHead(200).end(ROBOTS);
+      });
+      const urls = [`${untyped.origin}/private/x`, `${untyped.origin}/public`];
+      const result = await runGleaner(['robots', ...urls, '--json', '--allow-host', '127.0.0.1']);
+      expect(result.code, result.stderr).toBe(0);
+      const reports = jsonLines(result.stdout);
+      expect(reports.map((r) => r.allowed)).toEqual([false, true]);
+      expect(reports[0]).toMatchObject({ source: 'fetched', status: 200, crawlDelaySeconds: 0.5 });
+    } finally {
+      await untyped.close();
+    }
+  });
+
   it('4xx: robots.txt unavailable, everything allowed', async () => {
     const result = await runGleaner([
       'robots',

@@ -227,6 +227,18 @@ describe('fetchPage: responses', () => {
     );
     expect(r.contentEncoding).toBe('zstd');
   });
+
+  it('takes a body without a content type when any type is allowed, and still refuses an unknown encoding', async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === '/zstd') res.writeHead(200, { 'content-encoding': 'zstd' });
+      res.end('User-agent: *\nDisallow: /private/\n');
+    });
+    const anyType = allowLoopback({ allowedContentTypes: ['*/*'] });
+    const r = expectKind(await fetchPage(`${server.origin}/none`, anyType), 'ok');
+    expect(r.text).toBe('User-agent: *\nDisallow: /private/\n');
+    expect(r.contentType).toBe('');
+    expect((await fetchPage(`${server.origin}/zstd`, anyType)).kind).toBe('unsupported-content-type');
+  });
 });
 
 describe('fetchPage: redirects', () => {
