@@ -144,12 +144,20 @@ export interface EmbeddedStoreOptions {
   socketPort?: number;
 }
 
+/** How long a socket client may pause inside one extended query before it counts as gone. */
+const MID_QUERY_GRACE_MS = 5_000;
+
 export class PgliteDatabase implements Database {
   readonly kind = 'pglite' as const;
   private socketServer?: PGLiteSocketServer;
   /** Settles when the last in-process transaction or socket statement holding the gate is done. */
   private socketGate: Promise<void> = Promise.resolve();
   private inProcessTransaction = false;
+  /** Open while a socket client's transaction (BEGIN … COMMIT, or an unfinished extended query) is. */
+  private clientTransaction?: { ended: Promise<void>; end: () => void };
+  /** A socket client sent Parse/Bind/Execute and not yet the Sync that ends its implicit transaction. */
+  private clientMidQuery = false;
+  private midQueryTimer?: NodeJS.Timeout;
   /** postgres:// URL of the socket server, when it runs. */
   socketUrl?: string;
 
@@ -208,17 +216,21 @@ export class PgliteDatabase implements Database {
     this.socketUrl = `postgres://postgres@127.0.0.1:${chosen}/postgres?sslmode=disable`;
   }
 
-  async query<Row>(sql: string, params: readonly SqlParam[] = []): Promise<QueryResult<Row>> {
-    const result = await this.pg.query<Row>(sql, params as unknown[]);
-    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+  query<Row>(sql: string, params: readonly SqlParam[] = []): Promise<QueryResult<Row>> {
+    return this.outsideClientTransactions(async () => {
+      const result = await this.pg.query<Row>(sql, params as unknown[]);
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+    });
   }
 
-  async exec(sql: string): Promise<void> {
-    await this.pg.exec(sql);
+  exec(sql: string): Promise<void> {
+    return this.outsideClientTransactions(async () => {
+      await this.pg.exec(sql);
+    });
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.withSocketsHeld(async () => {
+    return this.outsideClientTransactions(async () => {
       this.inProcessTransaction = true;
       try {
         return await this.pg.transaction(async (tx) =>
@@ -251,14 +263,81 @@ export class PgliteDatabase implements Database {
     return previous.then(fn).finally(release);
   }
 
+  /**
+   * Runs this process's statement or transaction with the socket gate held and no socket client's
+   * transaction open. The session is shared, so a statement sent while a client (psql, `gleaner
+   * search` attached to `gleaner dev`) is between BEGIN and COMMIT would join that transaction and
+   * be lost with the client's ROLLBACK or hang-up. So it waits for the client to finish, as it would
+   * wait on a lock in a server Postgres.
+   */
+  private async outsideClientTransactions<T>(fn: () => Promise<T>): Promise<T> {
+    for (;;) {
+      while (this.clientTransaction) await this.clientTransaction.ended;
+      const outcome = await this.withSocketsHeld(async () =>
+        this.clientTransaction ? undefined : { value: await fn() },
+      );
+      if (outcome) return outcome.value;
+    }
+  }
+
+  /** A socket client's statement: gated, and afterwards notes whether it left a transaction open. */
+  private socketStatement<T>(target: PGlite, fn: () => Promise<T>): Promise<T> {
+    return this.withSocketsHeld(async () => {
+      try {
+        return await fn();
+      } finally {
+        this.noteClientSession(target.isInTransaction() || this.clientMidQuery);
+      }
+    });
+  }
+
+  private noteClientSession(open: boolean): void {
+    if (open && !this.clientTransaction) {
+      let end!: () => void;
+      const ended = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      this.clientTransaction = { ended, end };
+    } else if (!open && this.clientTransaction) {
+      this.clientTransaction.end();
+      this.clientTransaction = undefined;
+    }
+  }
+
+  /**
+   * Follows the client's extended-query messages: after Parse, Bind, Describe, Execute or Close the
+   * session is the client's until its Sync (or a simple Query). A client sends the whole sequence
+   * at once, so one silent for MID_QUERY_GRACE_MS has hung up mid-sequence; the socket server only
+   * rolls back explicit transactions then, so the session is taken back here.
+   */
+  private noteClientMessage(message: Uint8Array): void {
+    const type = String.fromCharCode(message[0] ?? 0);
+    if ('PBDEC'.includes(type)) this.clientMidQuery = true;
+    else if (type === 'S' || type === 'Q') this.clientMidQuery = false;
+    clearTimeout(this.midQueryTimer);
+    if (this.clientMidQuery) {
+      this.midQueryTimer = setTimeout(() => {
+        this.clientMidQuery = false;
+        this.noteClientSession(this.pg.isInTransaction());
+      }, MID_QUERY_GRACE_MS);
+      this.midQueryTimer.unref();
+    }
+  }
+
   /** What the socket server sees of PGlite: statements gated, this process's transactions hidden. */
   private gatedForSockets(): PGlite {
     const pg = this.pg;
     return new Proxy(pg, {
       get: (target, property) => {
         if (property === 'runExclusive')
-          return <T>(fn: () => Promise<T>) => this.withSocketsHeld(() => target.runExclusive(fn));
-        if (property === 'exec') return (sql: string) => this.withSocketsHeld(() => target.exec(sql));
+          return <T>(fn: () => Promise<T>) => this.socketStatement(target, () => target.runExclusive(fn));
+        if (property === 'exec') return (sql: string) => this.socketStatement(target, () => target.exec(sql));
+        if (property === 'execProtocolRawStream') {
+          return (message: Uint8Array, options: Parameters<PGlite['execProtocolRawStream']>[1]) => {
+            this.noteClientMessage(message);
+            return target.execProtocolRawStream(message, options);
+          };
+        }
         if (property === 'isInTransaction')
           return () => !this.inProcessTransaction && target.isInTransaction();
         const value = Reflect.get(target, property, target);
@@ -268,6 +347,7 @@ export class PgliteDatabase implements Database {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.midQueryTimer);
     try {
       await this.socketServer?.stop();
       await this.pg.close();

@@ -1,5 +1,8 @@
 /** The embedded store: migrations apply once, and a second opener is refused, not corrupted. */
+
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -75,6 +78,79 @@ describe('the embedded PGlite store', () => {
     expect(rows.rows).toEqual([{ spec: { kept: true } }]);
   });
 
+  it("keeps this process's statements out of a socket client's transaction, and waits for it", async () => {
+    // psql (or an attached process) opens a transaction while the crawl writes. The crawl's write
+    // must not join it: the client's ROLLBACK, or its hang-up, would take the crawl's row along.
+    for (const ending of ['rollback', 'hang-up'] as const) {
+      const client = new pg.Client({ connectionString: db.socketUrl });
+      await client.connect();
+      await client.query('BEGIN');
+      await client.query("INSERT INTO crawls (id, spec) VALUES ($1, '{}')", [`client-${ending}`]);
+      let written = false;
+      const write = db
+        .query("INSERT INTO crawls (id, spec) VALUES ($1, '{}')", [`process-${ending}`])
+        .then(() => {
+          written = true;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Still waiting: the session is the client's until it ends its transaction.
+      expect(written).toBe(false);
+      const seen = await client.query('SELECT id FROM crawls WHERE id = $1', [`process-${ending}`]);
+      expect(seen.rows).toEqual([]);
+      if (ending === 'rollback') {
+        await client.query('ROLLBACK');
+        await client.end();
+      } else {
+        await client.end();
+      }
+      await write;
+      const rows = await db.query<{ id: string }>('SELECT id FROM crawls WHERE id = ANY($1) ORDER BY id', [
+        [`client-${ending}`, `process-${ending}`],
+      ]);
+      expect(rows.rows).toEqual([{ id: `process-${ending}` }]);
+    }
+  });
+
+  it("waits out a socket client's unfinished extended query, and takes the session back if it hangs up", async () => {
+    // Parse/Bind/Execute run in an implicit transaction that only the client's Sync ends; a
+    // statement of ours in between would land inside it. Spoken in raw protocol to pause there.
+    for (const ending of ['sync', 'hang-up'] as const) {
+      const socket = await rawSession(db.socketUrl ?? '');
+      socket.write(
+        Buffer.concat([
+          frontend(
+            'P',
+            cstring(''),
+            cstring(`INSERT INTO crawls (id, spec) VALUES ('raw-${ending}', '{}')`),
+            int16(0),
+          ),
+          frontend('B', cstring(''), cstring(''), int16(0), int16(0), int16(0)),
+          frontend('E', cstring(''), int32(0)),
+        ]),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      let written = false;
+      const write = db
+        .query("INSERT INTO crawls (id, spec) VALUES ($1, '{}')", [`process-raw-${ending}`])
+        .then(() => {
+          written = true;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(written).toBe(false);
+      const startedWaiting = Date.now();
+      if (ending === 'sync') socket.write(frontend('S'));
+      else socket.destroy();
+      await write;
+      // A hang-up mid-query is noticed after the grace period, a Sync at once.
+      if (ending === 'sync') expect(Date.now() - startedWaiting).toBeLessThan(2_000);
+      const rows = await db.query<{ id: string }>('SELECT id FROM crawls WHERE id = $1', [
+        `process-raw-${ending}`,
+      ]);
+      expect(rows.rows).toHaveLength(1);
+      socket.destroy();
+    }
+  }, 30_000);
+
   it('runs a transaction atomically', async () => {
     await expect(
       db.transaction(async (tx) => {
@@ -86,3 +162,48 @@ describe('the embedded PGlite store', () => {
     expect(rows.rows).toEqual([]);
   });
 });
+
+function int16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeInt16BE(n);
+  return b;
+}
+function int32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+}
+function cstring(text: string): Buffer {
+  return Buffer.from(`${text}\0`);
+}
+/** One frontend message of the Postgres wire protocol: type byte, length, body. */
+function frontend(type: string, ...parts: Buffer[]): Buffer {
+  const body = Buffer.concat(parts);
+  return Buffer.concat([Buffer.from(type), int32(body.length + 4), body]);
+}
+
+/** A raw protocol session on the store's socket, past startup (the socket server asks no password). */
+async function rawSession(url: string): Promise<net.Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  await once(socket, 'connect');
+  const params = Buffer.concat([
+    cstring('user'),
+    cstring('postgres'),
+    cstring('database'),
+    cstring('postgres'),
+    cstring(''),
+  ]);
+  socket.write(Buffer.concat([int32(params.length + 8), int32(196608), params]));
+  // Ready for query ('Z') ends the startup; later answers are not read.
+  await new Promise<void>((resolve, reject) => {
+    let seen = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      if (seen.includes(Buffer.from([0x5a, 0, 0, 0, 5]))) resolve();
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+  });
+  return socket;
+}
