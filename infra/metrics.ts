@@ -10,7 +10,7 @@
 import type { Client } from '@temporalio/client';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from '../db/database';
-import { QUEUE_KINDS, TASK_QUEUES } from '../domain/temporal-names';
+import { CRAWL_COORDINATOR_QUEUE, QUEUE_KINDS, TASK_QUEUES } from '../domain/temporal-names';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'gleaner_process_' });
@@ -186,12 +186,16 @@ const TASK_QUEUE_TYPES = { workflow: 1, activity: 2 } as const;
 async function readTaskQueues(client: Client, namespace: string): Promise<void> {
   queueBacklog.reset();
   queuePollers.reset();
+  const queues: Array<[string, string]> = [
+    ...QUEUE_KINDS.map((kind): [string, string] => [kind, TASK_QUEUES[kind]]),
+    ['crawl-coordinator', CRAWL_COORDINATOR_QUEUE],
+  ];
   await Promise.all(
-    QUEUE_KINDS.flatMap((kind) =>
+    queues.flatMap(([kind, name]) =>
       Object.entries(TASK_QUEUE_TYPES).map(async ([type, taskQueueType]) => {
         const response = await client.workflowService.describeTaskQueue({
           namespace,
-          taskQueue: { name: TASK_QUEUES[kind] },
+          taskQueue: { name },
           taskQueueType,
           reportStats: true,
         });

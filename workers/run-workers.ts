@@ -9,7 +9,12 @@ import { closePageAnalysisPool, reserveCoreForMainThread } from '../activities/p
 import { closeRenderPool, configureRenderPool } from '../activities/render/render-and-store';
 import type { Database } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
-import { type QueueKind, TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../domain/temporal-names';
+import {
+  CRAWL_COORDINATOR_QUEUE,
+  type QueueKind,
+  TASK_QUEUES,
+  WORKFLOW_TASK_TIMEOUT,
+} from '../domain/temporal-names';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { logger } from '../infra/logger';
 import { startMemorySampler } from '../infra/memory-sampler';
@@ -117,6 +122,23 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       }),
     );
   }
+  if (options.queues.includes('crawl')) {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue: CRAWL_COORDINATOR_QUEUE,
+        activities,
+        workflowBundle: await workflowBundle(),
+        // A few crawls at a time, each a long-lived workflow whose replay is dear: keep them all.
+        maxCachedWorkflows: COORDINATOR_CACHE,
+        maxConcurrentWorkflowTaskExecutions: COORDINATOR_TASK_SLOTS,
+        stickyQueueScheduleToStartTimeout: WORKFLOW_TASK_TIMEOUT,
+        maxConcurrentActivityTaskExecutions: 1,
+        shutdownGraceTime: '5 seconds',
+      }),
+    );
+  }
   logger.info({ queues: options.queues, address: options.temporalAddress }, 'workers started');
   const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
     await connection.close();
@@ -161,6 +183,10 @@ function workflowTaskSlots(): number {
   return Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : DEFAULT_WORKFLOW_TASK_SLOTS;
 }
 const DEFAULT_WORKFLOW_TASK_SLOTS = 24;
+
+/** Crawl workflows open at once that a crawl worker keeps cached; more are replayed when they wake. */
+const COORDINATOR_CACHE = 20;
+const COORDINATOR_TASK_SLOTS = 4;
 
 /**
  * Fetches wait on the network, so many run at once. Extraction is synchronous CPU work and the

@@ -116,7 +116,7 @@ describe('schedule routes', () => {
     const temporal: ScheduleDescription = await stack.client.schedule.getHandle('api-hourly').describe();
     expect(temporal.action).toMatchObject({
       workflowType: 'crawlWorkflow',
-      taskQueue: 'gleaner-crawl',
+      taskQueue: 'gleaner-crawl-coordinator',
       workflowId: 'crawl-api-hourly',
     });
     expect(temporal.policies).toMatchObject({ overlap: 'SKIP', catchupWindow: 600_000 });
