@@ -281,12 +281,12 @@ export class PgliteDatabase implements Database {
   }
 
   /** A socket client's statement: gated, and afterwards notes whether it left a transaction open. */
-  private socketStatement<T>(target: PGlite, fn: () => Promise<T>): Promise<T> {
+  private socketStatement<T>(fn: () => Promise<T>): Promise<T> {
     return this.withSocketsHeld(async () => {
       try {
         return await fn();
       } finally {
-        this.noteClientSession(target.isInTransaction() || this.clientMidQuery);
+        this.noteClientSession(this.pg.isInTransaction() || this.clientMidQuery);
       }
     });
   }
@@ -330,8 +330,8 @@ export class PgliteDatabase implements Database {
     return new Proxy(pg, {
       get: (target, property) => {
         if (property === 'runExclusive')
-          return <T>(fn: () => Promise<T>) => this.socketStatement(target, () => target.runExclusive(fn));
-        if (property === 'exec') return (sql: string) => this.socketStatement(target, () => target.exec(sql));
+          return <T>(fn: () => Promise<T>) => this.socketStatement(() => target.runExclusive(fn));
+        if (property === 'exec') return (sql: string) => this.socketStatement(() => target.exec(sql));
         if (property === 'execProtocolRawStream') {
           return (message: Uint8Array, options: Parameters<PGlite['execProtocolRawStream']>[1]) => {
             this.noteClientMessage(message);

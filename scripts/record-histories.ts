@@ -18,9 +18,10 @@
  * relay through the crawl workflow runs), crawls it with `delayMs: 50` so durable timers
  * appear, and writes the histories of the crawl workflow and both origin workflows as
  * `test/fixtures/histories/<name>.json` plus `manifest.json` (name → workflow id and type). Then it
- * crawls the same, unchanged site again with `perOriginConcurrency: 2` and records that crawl's primary origin workflow (fetches beside the loop, and the recrawl's
- * claim of known pages from the store) as `origin-concurrent`. An unchanged, indexed page starts no
- * page workflow on a recrawl any more, so `page-unchanged.v1.json` is the last of its kind.
+ * crawls the same, unchanged site again with `perOriginConcurrency: 2` and records that crawl's
+ * primary origin workflow (fetches beside the loop, and the recrawl's claim of known pages from
+ * the store) as `origin-concurrent`. An unchanged, indexed page starts no page workflow on a
+ * recrawl any more, so `page-unchanged.v1.json` is the last of its kind.
  * File names, the site and the crawl spec are fixed, so a re-run rewrites the same files; only
  * ports, timestamps and ids inside differ.
  */

@@ -109,10 +109,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
               maxCachedWorkflows: workflowCacheSize(),
               maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(),
               // A task for a cached workflow waits for this worker rather than go to the shared queue
-              // after the SDK's 10 s: there it waited behind every origin's task and then replayed the
-              // whole history (the crawl workflow of a 1,000-origin run: 5 such timeouts in 630 s,
-              // each followed by 65-100 s in the queue and a 7-15 s replay). New tasks still bypass a
-              // dead worker's sticky queue at once: the server sees that it stopped polling.
+              // after the SDK's 10 s, where it waits behind every other workflow's task and then replays
+              // its whole history. New tasks still bypass a dead worker's sticky queue at once: the
+              // server sees that it stopped polling.
               stickyQueueScheduleToStartTimeout: WORKFLOW_TASK_TIMEOUT,
             }
           : {}),
@@ -128,13 +127,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         connection,
         namespace: options.namespace,
         taskQueue: CRAWL_COORDINATOR_QUEUE,
-        activities,
+        // Workflows only: the crawl workflow's activities and children run on TASK_QUEUES.crawl.
         workflowBundle: await workflowBundle(),
         // A few crawls at a time, each a long-lived workflow whose replay is dear: keep them all.
         maxCachedWorkflows: COORDINATOR_CACHE,
         maxConcurrentWorkflowTaskExecutions: COORDINATOR_TASK_SLOTS,
         stickyQueueScheduleToStartTimeout: WORKFLOW_TASK_TIMEOUT,
-        maxConcurrentActivityTaskExecutions: 1,
         shutdownGraceTime: '5 seconds',
       }),
     );
