@@ -15,6 +15,7 @@ import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 import { observeEmbed } from '../infra/metrics';
+import { startHeartbeat } from './heartbeat';
 
 export interface EmbedPageInput {
   pageId: number;
@@ -225,6 +226,17 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
    * vectors by chunk id and marks every page indexed. Returns the counts per page.
    */
   async function embedChunksOf(pageIds: readonly number[]): Promise<Map<number, EmbedPageResult>> {
+    // Beats on a timer too: a batch of long chunks on a loaded machine may take longer than the
+    // heartbeat timeout, and the progress beat below comes only between batches.
+    const beat = startHeartbeat();
+    try {
+      return await embedPendingChunks(pageIds);
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  async function embedPendingChunks(pageIds: readonly number[]): Promise<Map<number, EmbedPageResult>> {
     const perPage = new Map<number, EmbedPageResult>(pageIds.map((id) => [id, { embedded: 0, reused: 0 }]));
     if (pageIds.length === 0) return perPage;
     const embedder = await loadEmbedder();

@@ -11,6 +11,7 @@ import type { Database } from '../db/database';
 import { isCrawlable } from '../domain/crawlable';
 import { originOf } from '../domain/url';
 import { checkPageLimit, keysetPage } from './claim-paging';
+import { startHeartbeat } from './heartbeat';
 import { compileSpecScope } from './scope-cache';
 import type {
   ClaimKnownPagesInput,
@@ -25,7 +26,14 @@ const CLAIM_BATCH = 1000;
 export function createRecrawlFrontier({ db }: { db: Database }) {
   return {
     async claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult> {
-      return claimKnownPagesCore(db, input);
+      // A pass over a big origin's pages may take minutes: the beat lets a lost worker's claim be
+      // retried after the heartbeat timeout instead of the whole start-to-close timeout.
+      const beat = startHeartbeat();
+      try {
+        return await claimKnownPagesCore(db, input);
+      } finally {
+        clearInterval(beat);
+      }
     },
     async nextKnownUrls(input: NextKnownUrlsInput): Promise<NextKnownUrlsResult> {
       return nextKnownUrlsCore(db, input);

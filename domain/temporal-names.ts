@@ -15,6 +15,13 @@
  */
 export const WORKFLOW_TASK_TIMEOUT = '30 seconds';
 
+/**
+ * The heartbeat timeout of the page and embed activities and of a recrawl's claim: how long work
+ * held by a killed worker waits before it is retried elsewhere. They beat every 5 s from a timer,
+ * their heavy work off the event loop; the workers send each beat on within 5 s (run-workers.ts).
+ */
+export const ACTIVITY_HEARTBEAT_TIMEOUT = '30 seconds';
+
 /** Task queues, one per kind of work, so each kind of worker scales on its own. */
 export const TASK_QUEUES = {
   /** Workflow tasks only: cheap, CPU-light orchestration. */

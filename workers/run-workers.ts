@@ -22,6 +22,9 @@ import { workflowBundle } from './workflow-bundle';
 
 export { WORKFLOWS_PATH, workflowBundle } from './workflow-bundle';
 
+/** The longest a worker holds an activity's heartbeat before sending it (the SDK's default: 0.8 x its timeout). */
+const HEARTBEAT_THROTTLE = '5 seconds';
+
 /** The embed worker could not start: the model is missing or differs from the corpus's. */
 export class EmbeddingSetupError extends Error {
   override readonly name = 'EmbeddingSetupError';
@@ -116,6 +119,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
             }
           : {}),
         maxConcurrentActivityTaskExecutions: activitySlots(queue, options),
+        // The SDK sends a heartbeat at most every 0.8 x the heartbeat timeout by default, which leaves
+        // a 30 s timeout 6 s of slack on a loaded machine; our activities beat every 5 s (2 s for a
+        // fetch), so send each one on: a lost worker is then noticed after the timeout, never before.
+        maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
         // A stopped worker hands its in-flight work back quickly instead of holding it.
         shutdownGraceTime: '5 seconds',
       }),

@@ -10,7 +10,7 @@
  */
 import { log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityApi, PageContentOutcome } from '../activities/types';
-import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
+import { ACTIVITY_HEARTBEAT_TIMEOUT, NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
 import { runLlmPasses } from './llm-passes';
 
 const retry = {
@@ -30,18 +30,21 @@ const pageQueue = (policy: typeof retry) =>
   proxyActivities<ActivityApi>({
     taskQueue: TASK_QUEUES.page,
     // Extraction of one page is bounded (two minutes covers a 10 MB page); a batch's pages run side
-    // by side in the extraction pool. The batch activity heartbeats, so a lost worker costs a minute.
+    // by side in the extraction pool, off the event loop that beats every 5 s. The heartbeat timeout
+    // is what a lost worker costs: at a minute, a fleet whose page worker was killed every half
+    // minute (the fault-injection test) kept batches waiting for minutes.
     startToCloseTimeout: '15 minutes',
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
     retry: policy,
   });
 
 const embedQueue = (policy: typeof retry) =>
   proxyActivities<ActivityApi>({
     taskQueue: TASK_QUEUES.embed,
-    // A page of a thousand chunks embeds in under a minute on two cores; a batch in a few.
+    // A page of a thousand chunks embeds in under a minute on two cores; a batch in a few. The model
+    // runs off the event loop, which beats every 5 s (see the page queue for the timeout).
     startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: '2 minutes',
+    heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
     retry: policy,
   });
 

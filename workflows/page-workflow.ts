@@ -6,7 +6,7 @@
  */
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
-import { NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
+import { ACTIVITY_HEARTBEAT_TIMEOUT, NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
 import { runLlmPasses } from './llm-passes';
 
 const retry = {
@@ -36,7 +36,7 @@ const { embedPage } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.embed,
   // A page of a thousand chunks embeds in under a minute on two cores; heartbeats catch a lost worker sooner.
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: ACTIVITY_HEARTBEAT_TIMEOUT,
   retry,
 });
 

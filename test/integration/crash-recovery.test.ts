@@ -76,7 +76,7 @@ describe('a worker killed with SIGKILL mid-crawl', () => {
     } finally {
       second.kill('SIGTERM');
     }
-    // A kill mid-embed is retried after the embed activity's 2-minute heartbeat timeout.
+    // A kill mid-embed is retried after the embed activity's 30 s heartbeat timeout.
   }, 600_000);
 });
 
