@@ -65,6 +65,8 @@ interface OriginEntry {
   sentBatches: number;
   idle: boolean;
   done: boolean;
+  /** The finish signal went out (`crawl-finish-turns-v1`): a run after a continue-as-new skips it. */
+  finishSent?: boolean;
   stats: OriginStats;
 }
 
@@ -158,6 +160,8 @@ export interface CrawlState {
   cancelled?: boolean;
   /** Workflow time before which no page quota is granted (global request ceiling). */
   nextGrantAtMs?: number;
+  /** Every origin had drained and the crawl is finishing them (`crawl-finish-turns-v1`). */
+  finishing?: boolean;
 }
 
 export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
@@ -168,7 +172,7 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     origins: {},
     inbox: [],
   };
-  let phase: CrawlProgress['phase'] = carried ? 'crawling' : 'starting';
+  let phase: CrawlProgress['phase'] = carried?.finishing ? 'finishing' : carried ? 'crawling' : 'starting';
   // Commands to many origins go out together (runEffects) rather than one workflow task each: a
   // crawl of 1,000 origins started them one round trip at a time, and quota grants queued behind.
   const concurrentEffects = patched('crawl-concurrent-effects-v1');
@@ -176,6 +180,10 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
   // are started, and effects are packed by size: each origin then needs the crawl once before its
   // first page instead of twice, and pages flow while a big crawl is still starting origins.
   const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
+  // Origins are finished a turn at a time with the continue-as-new check between turns: finishing
+  // them all in one run added ~4 events per origin past the threshold (8,337 events at 1,000
+  // origins; Temporal's hard limit of 51,200 at about 11,000).
+  const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
   // Deterministic: the spec is the workflow's input.
   const specBytes = JSON.stringify(spec).length;
 
@@ -426,7 +434,17 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
     phase = 'crawling';
   }
 
-  for (;;) {
+  const continueAsNewDue = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents;
+  };
+  const finishEffect = (entry: OriginEntry): Effect => ({
+    target: entry.workflowId,
+    bytes: SIGNAL_BYTES,
+    run: () => getExternalWorkflowHandle(entry.workflowId).signal(finishSignal),
+  });
+
+  while (!state.finishing) {
     await condition(() => state.inbox.length > 0 || allIdle());
     if (state.inbox.length === 0) break; // inbox empty and every origin idle: drained
     const effects = concurrentEffects && spec.maxRequestsPerSecond <= 0 ? takeEffects() : [];
@@ -436,27 +454,40 @@ export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState)
       if (event) await handle(event);
     }
     showDetails();
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > spec.continueAsNewAfterEvents) {
-      await continueAsNew<typeof crawlWorkflow>(spec, state);
-    }
+    if (continueAsNewDue()) await continueAsNew<typeof crawlWorkflow>(spec, state);
   }
 
   phase = 'finishing';
   showDetails();
-  const finishes = entries().map((entry) => ({
-    target: entry.workflowId,
-    bytes: SIGNAL_BYTES,
-    run: () => getExternalWorkflowHandle(entry.workflowId).signal(finishSignal),
-  }));
-  if (concurrentEffects) await runEffects(finishes, quotaFirst);
-  else for (const finish of finishes) await finish.run();
-  // Final reports carry each origin's last counters (page workflows included).
-  for (;;) {
-    await condition(() => state.inbox.length > 0 || entries().every((entry) => entry.done));
-    const event = state.inbox.shift();
-    if (!event) break;
-    await handle(event);
+  if (finishInTurns) {
+    state.finishing = true;
+    // Each turn signals finish to a few origins (an origin the crawl started meanwhile too), then
+    // takes the final reports that came; done when every origin is. An origin costs 3 to 6 events
+    // here, so a turn of an eighth of the threshold's worth keeps a run within 1.75 x of it.
+    const perTurn = Math.max(16, Math.min(EFFECTS_PER_TURN, Math.floor(spec.continueAsNewAfterEvents / 8)));
+    for (;;) {
+      const unsent = entries()
+        .filter((entry) => !entry.done && !entry.finishSent)
+        .slice(0, perTurn);
+      for (const entry of unsent) entry.finishSent = true;
+      if (unsent.length > 0) await runEffects(unsent.map(finishEffect), quotaFirst);
+      else await condition(() => state.inbox.length > 0 || entries().every((entry) => entry.done));
+      for (let event = state.inbox.shift(); event; event = state.inbox.shift()) await handle(event);
+      if (entries().every((entry) => entry.done)) break;
+      showDetails();
+      if (continueAsNewDue()) await continueAsNew<typeof crawlWorkflow>(spec, state);
+    }
+  } else {
+    const finishes = entries().map(finishEffect);
+    if (concurrentEffects) await runEffects(finishes, quotaFirst);
+    else for (const finish of finishes) await finish.run();
+    // Final reports carry each origin's last counters (page workflows included).
+    for (;;) {
+      await condition(() => state.inbox.length > 0 || entries().every((entry) => entry.done));
+      const event = state.inbox.shift();
+      if (!event) break;
+      await handle(event);
+    }
   }
 
   const summary = summarize(spec, state);

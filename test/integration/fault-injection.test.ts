@@ -221,6 +221,23 @@ describe('a crawl across split worker processes under injected faults', () => {
       expect(summary.pagesFetched).toBe(total);
       expect(summary.pagesIndexed).toBe(total);
 
+      // No activity the crawl scheduled can be held by a killed worker for more than a minute: its
+      // heartbeat timeout, or its start-to-close timeout where it has none (a claim with 10 minutes
+      // and no heartbeat once held an origin past this test's deadline).
+      const holds: string[] = [];
+      for await (const execution of client.workflow.list()) {
+        const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+        for (const event of history.events ?? []) {
+          const scheduled = event.activityTaskScheduledEventAttributes;
+          if (!scheduled) continue;
+          // Durations come as { seconds: Long }, an unset one as an empty message.
+          const heartbeat = Number(scheduled.heartbeatTimeout?.seconds?.toString() ?? 0);
+          const bound = heartbeat || Number(scheduled.startToCloseTimeout?.seconds?.toString() ?? 0);
+          if (bound > 60) holds.push(`${scheduled.activityType?.name}: ${bound} s`);
+        }
+      }
+      expect([...new Set(holds)]).toEqual([]);
+
       const restarts = Object.fromEntries(fleet.members.map((m) => [m.name, m.restarts]));
       // At-least-once fetching is what a SIGKILL between response and completion costs; the store stays exact.
       const pageRequests = farm.sites.flatMap((site) =>

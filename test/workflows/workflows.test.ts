@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
@@ -154,6 +155,43 @@ describe('many origins at once', () => {
       runs.push(run.historyLength ?? 0);
     expect(runs.length).toBeGreaterThan(1);
     expect(Math.max(...runs)).toBeLessThan(300 + 700);
+  });
+});
+
+describe('finishing many origins', () => {
+  it('finishes its origins across continue-as-new and reports every one of them', async () => {
+    // 80 one-page origins at the smallest threshold (200 events): signalling finish to all of them
+    // and taking their final reports adds ~4 events per origin, more than one run may hold.
+    const origins = await Promise.all(Array.from({ length: 80 }, () => serveLinks({ '/': [] })));
+    const crawlId = 'finish-in-turns';
+    const summary = await crawl(crawlId, {
+      seeds: origins.map((site) => site.url),
+      continueAsNewAfterEvents: 200,
+    });
+    expect(summary).toMatchObject({ status: 'completed', origins: 80, pagesFetched: 80 });
+    for (const site of origins) expect(requestedPages(site)).toEqual(['/']);
+
+    const runs: Array<{ events: number; finishing: boolean }> = [];
+    for await (const run of stack.client.workflow.list({
+      query: `WorkflowId = '${crawlWorkflowId(crawlId)}'`,
+    })) {
+      const history = await stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      const carried = started?.input?.payloads?.[1];
+      const state = carried
+        ? defaultPayloadConverter.fromPayload<{ finishing?: boolean }>(carried)
+        : undefined;
+      runs.push({ events: history.events?.length ?? 0, finishing: state?.finishing === true });
+    }
+    // The finish phase itself continued as new, and no run grew past the threshold by more than a
+    // turn: a finish signal and a final report for each of 80 origins, at most ~6 events apiece.
+    expect(runs.filter((run) => run.finishing).length).toBeGreaterThan(0);
+    expect(Math.max(...runs.map((run) => run.events))).toBeLessThan(200 + 80 * 6);
+    // Every origin workflow ended: none is left waiting for a finish that went to an older run.
+    for (const site of origins) {
+      const origin = await stack.client.workflow.getHandle(originWorkflowId(crawlId, site.origin)).describe();
+      expect(origin.status.name).toBe('COMPLETED');
+    }
   });
 });
 

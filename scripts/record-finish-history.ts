@@ -1,0 +1,82 @@
+/**
+ * Records two runs of one crawl workflow whose finish phase continues as new
+ * (`patched('crawl-finish-turns-v1')`), for `test/workflows/replay.test.ts`:
+ *
+ *   npx tsx scripts/record-finish-history.ts
+ *
+ * - `crawl-finish-start.json`: the run in which every origin had drained and the finish signals
+ *   went out;
+ * - `crawl-finish.json`: the last run, started in the finishing phase, taking the final reports.
+ *
+ * 80 one-page loopback origins are crawled with `continueAsNewAfterEvents: 200` (the smallest
+ * allowed): finishing them takes more events than one run may hold. Kept apart from
+ * record-histories.ts so re-recording one never rewrites the other.
+ */
+
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { pageHtml } from '../test/helpers/generated-site';
+import { type SiteServer, serveSite } from '../test/helpers/site-server';
+import {
+  replaceInManifest,
+  routeHtml,
+  runFixtureCrawl,
+  withRecordingStack,
+  writeHistory,
+} from './lib/record-history';
+
+const CRAWL_ID = 'history-fixture-finish';
+const ORIGINS = 80;
+
+/** Whether the run began in the finishing phase: its carried state (second argument) says so. */
+function startedFinishing(history: temporal.api.history.v1.IHistory): boolean {
+  const carried = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[1];
+  return carried
+    ? defaultPayloadConverter.fromPayload<{ finishing?: boolean }>(carried).finishing === true
+    : false;
+}
+
+function sentFinish(history: temporal.api.history.v1.IHistory): boolean {
+  return (history.events ?? []).some(
+    (event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'finish',
+  );
+}
+
+const sites: SiteServer[] = await Promise.all(Array.from({ length: ORIGINS }, () => serveSite(undefined)));
+sites.forEach((site, i) => {
+  routeHtml(
+    site,
+    '/',
+    pageHtml(`Origin ${i}`, [], 'Fixture page for recording a crawl that finishes in turns.'),
+  );
+});
+await withRecordingStack(sites, async (stack) => {
+  const summary = await runFixtureCrawl(stack, {
+    crawlId: CRAWL_ID,
+    seeds: sites.map((site) => site.url),
+    continueAsNewAfterEvents: 200,
+  });
+  const workflowId = crawlWorkflowId(CRAWL_ID);
+  const runs: temporal.api.history.v1.IHistory[] = [];
+  for await (const run of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+    runs.push(await stack.client.workflow.getHandle(workflowId, run.runId).fetchHistory());
+  // The list is newest first.
+  const last = runs[0];
+  const start = runs.find((run) => sentFinish(run) && !startedFinishing(run));
+  if (
+    summary.status !== 'completed' ||
+    summary.pagesFetched !== ORIGINS ||
+    !last ||
+    !start ||
+    !startedFinishing(last)
+  ) {
+    throw new Error(`unexpected outcome, not recording: ${JSON.stringify({ summary, runs: runs.length })}`);
+  }
+  replaceInManifest(
+    writeHistory({ file: 'crawl-finish-start.json', workflowId, workflowType: WORKFLOW_TYPES.crawl }, start),
+  );
+  replaceInManifest(
+    writeHistory({ file: 'crawl-finish.json', workflowId, workflowType: WORKFLOW_TYPES.crawl }, last),
+  );
+});
