@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     ];
     // Every other recording stays in the manifest: older ones (`<name>.vN.json`, and page.json, the
     // last single-page workflow: pages run in batches now) because workflows of that code may still
-    // run, the rest because scripts/record-{batch,render,spill}-history.ts write them.
+    // run, the rest because scripts/record-{batch,render,spill,finish}-history.ts write them.
     const written = new Set(manifest.map((entry) => entry.file));
     manifest.push(...readManifest().filter((entry) => !written.has(entry.file)));
     writeManifest(manifest);
