@@ -15,7 +15,7 @@ import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 import { observeEmbed } from '../infra/metrics';
-import { startHeartbeat } from './heartbeat';
+import { withHeartbeat } from './heartbeat';
 
 export interface EmbedPageInput {
   pageId: number;
@@ -228,12 +228,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
   async function embedChunksOf(pageIds: readonly number[]): Promise<Map<number, EmbedPageResult>> {
     // Beats on a timer too: a batch of long chunks on a loaded machine may take longer than the
     // heartbeat timeout, and the progress beat below comes only between batches.
-    const beat = startHeartbeat();
-    try {
-      return await embedPendingChunks(pageIds);
-    } finally {
-      clearInterval(beat);
-    }
+    return withHeartbeat(() => embedPendingChunks(pageIds));
   }
 
   async function embedPendingChunks(pageIds: readonly number[]): Promise<Map<number, EmbedPageResult>> {

@@ -11,7 +11,7 @@
 
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database } from '../db/database';
-import { startHeartbeat } from './heartbeat';
+import { withHeartbeat } from './heartbeat';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
 export interface ProcessPagesContentInput {
@@ -67,7 +67,6 @@ async function eachPage<T>(
   pageIds: readonly number[],
   step: (pageId: number) => Promise<T>,
 ): Promise<Array<{ pageId: number; value?: T; error?: string }>> {
-  const beat = startHeartbeat();
   const results: Array<{ pageId: number; value?: T; error?: string }> = [];
   let transient: { error: unknown } | undefined;
   let next = 0;
@@ -83,11 +82,9 @@ async function eachPage<T>(
       }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.min(PAGES_IN_PROGRESS, pageIds.length) }, lane));
-  } finally {
-    clearInterval(beat);
-  }
+  await withHeartbeat(() =>
+    Promise.all(Array.from({ length: Math.min(PAGES_IN_PROGRESS, pageIds.length) }, lane)),
+  );
   if (transient) throw transient.error;
   return results;
 }

@@ -11,7 +11,7 @@ import type { Database } from '../db/database';
 import { isCrawlable } from '../domain/crawlable';
 import { originOf } from '../domain/url';
 import { checkPageLimit, keysetPage } from './claim-paging';
-import { startHeartbeat } from './heartbeat';
+import { withHeartbeat } from './heartbeat';
 import { compileSpecScope } from './scope-cache';
 import type {
   ClaimKnownPagesInput,
@@ -28,12 +28,7 @@ export function createRecrawlFrontier({ db }: { db: Database }) {
     async claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult> {
       // A pass over a big origin's pages may take minutes: the beat lets a lost worker's claim be
       // retried after the heartbeat timeout instead of the whole start-to-close timeout.
-      const beat = startHeartbeat();
-      try {
-        return await claimKnownPagesCore(db, input);
-      } finally {
-        clearInterval(beat);
-      }
+      return withHeartbeat(() => claimKnownPagesCore(db, input));
     },
     async nextKnownUrls(input: NextKnownUrlsInput): Promise<NextKnownUrlsResult> {
       return nextKnownUrlsCore(db, input);

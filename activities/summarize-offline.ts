@@ -19,7 +19,7 @@ import {
 } from '../domain/key-phrases';
 import { applyTagPolicy, MAX_TAGS, MIN_TAGS, siteNameTags } from '../domain/tags';
 import { loadDefaultEmbedder, type TextEmbedder } from '../embed/embedder';
-import { startHeartbeat } from './heartbeat';
+import { withHeartbeat } from './heartbeat';
 
 export interface SummarizePageInput {
   pageId: number;
@@ -94,9 +94,9 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
       const embedder = await loadEmbedder();
       // Heartbeats let Temporal retry a page whose worker died mid-summary within seconds instead of
       // waiting out the whole start-to-close timeout.
-      const beat = startHeartbeat();
-      const made = await summarizeText(embedder, pageVector, page.markdown, siteNamesOf(page)).finally(() =>
-        clearInterval(beat),
+      const { markdown } = page;
+      const made = await withHeartbeat(() =>
+        summarizeText(embedder, pageVector, markdown, siteNamesOf(page)),
       );
       const summary = summaryOrDescription(made.summary, page.metadata);
       // Written only if the page still has the extraction it was read with (a re-extract wins).

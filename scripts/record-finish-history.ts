@@ -13,9 +13,9 @@
  * record-histories.ts so re-recording one never rewrites the other.
  */
 
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { carriedCrawlState } from '../test/helpers/crawl-runs';
 import { pageHtml } from '../test/helpers/generated-site';
 import { type SiteServer, serveSite } from '../test/helpers/site-server';
 import {
@@ -29,12 +29,9 @@ import {
 const CRAWL_ID = 'history-fixture-finish';
 const ORIGINS = 80;
 
-/** Whether the run began in the finishing phase: its carried state (second argument) says so. */
+/** Whether the run began in the finishing phase. */
 function startedFinishing(history: temporal.api.history.v1.IHistory): boolean {
-  const carried = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[1];
-  return carried
-    ? defaultPayloadConverter.fromPayload<{ finishing?: boolean }>(carried).finishing === true
-    : false;
+  return carriedCrawlState(history)?.finishing === true;
 }
 
 function sentFinish(history: temporal.api.history.v1.IHistory): boolean {

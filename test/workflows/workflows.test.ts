@@ -5,10 +5,10 @@
  */
 import type http from 'node:http';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import type { CrawlSummary } from '../../workflows/messages';
+import { carriedCrawlState } from '../helpers/crawl-runs';
 import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 import { startTestStack, type TestStack } from '../helpers/stack';
 
@@ -176,12 +176,10 @@ describe('finishing many origins', () => {
       query: `WorkflowId = '${crawlWorkflowId(crawlId)}'`,
     })) {
       const history = await stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-      const carried = started?.input?.payloads?.[1];
-      const state = carried
-        ? defaultPayloadConverter.fromPayload<{ finishing?: boolean }>(carried)
-        : undefined;
-      runs.push({ events: history.events?.length ?? 0, finishing: state?.finishing === true });
+      runs.push({
+        events: history.events?.length ?? 0,
+        finishing: carriedCrawlState(history)?.finishing === true,
+      });
     }
     // The finish phase itself continued as new, and no run grew past the threshold by more than a
     // turn: a finish signal and a final report for each of 80 origins, at most ~6 events apiece.
