@@ -4,7 +4,7 @@
  * client-rendered app goes straight to the browser, and one whose script-heavy pages render to
  * nothing new stops paying for a browser. Pure: no I/O; the origin workflow holds the learning.
  */
-import { Parser } from 'htmlparser2';
+import { walkHtmlTree } from './html-tree-events';
 
 export type RenderMode = 'auto' | 'never' | 'always';
 export type FetchTier = 'http' | 'browser';
@@ -67,53 +67,52 @@ export function assessHtml(html: string): HtmlAssessment {
   let noscriptText = '';
   let emptyAppRoot: string | undefined;
   const hidden: string[] = [];
-  // Open app roots: the element depth where each began and whether anything appeared inside.
-  const roots: Array<{ id: string; depth: number; filled: boolean }> = [];
+  // Open app roots, each with the element depth where it began and the event count when it opened:
+  // a root is filled iff a fill event (any tag or visible text) came after it opened. Keeping one
+  // "last fill" number instead of marking every open root keeps this linear with thousands open.
+  const roots: Array<{ id: string; depth: number; openedAt: number }> = [];
+  let events = 0;
+  let lastFill = 0;
   let depth = 0;
   let inScript = false;
   let inNoscript = false;
 
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        depth++;
-        for (const root of roots) root.filled = true;
-        if (name === 'script') {
-          inScript = true;
-          if (attributes.src) externalScripts++;
-        }
-        if (name === 'a' && attributes.href) links++;
-        if (name === 'meta' && attributes['http-equiv']?.toLowerCase() === 'refresh') refresh = true;
-        if (name === 'noscript') inNoscript = true;
-        if (NON_VISIBLE.has(name)) hidden.push(name);
-        const id = attributes.id;
-        if (id && APP_ROOT_IDS.has(id)) roots.push({ id, depth, filled: false });
-      },
-      ontext(text) {
-        if (inScript) scriptChars += text.length;
-        if (inNoscript) noscriptText += text;
-        if (hidden.length > 0) return;
-        const trimmed = text.replace(/\s+/g, ' ').trim();
-        if (trimmed.length === 0) return;
-        visibleTextChars += trimmed.length;
-        for (const root of roots) root.filled = true;
-      },
-      onclosetag(name) {
-        const root = roots.at(-1);
-        if (root && root.depth === depth) {
-          roots.pop();
-          if (!root.filled) emptyAppRoot ??= root.id;
-        }
-        if (name === 'script') inScript = false;
-        if (name === 'noscript') inNoscript = false;
-        if (hidden.at(-1) === name) hidden.pop();
-        depth--;
-      },
+  walkHtmlTree(html, {
+    onopentag(name, attributes) {
+      depth++;
+      lastFill = ++events;
+      if (name === 'script') {
+        inScript = true;
+        if (attributes.src) externalScripts++;
+      }
+      if (name === 'a' && attributes.href) links++;
+      if (name === 'meta' && attributes['http-equiv']?.toLowerCase() === 'refresh') refresh = true;
+      if (name === 'noscript') inNoscript = true;
+      if (NON_VISIBLE.has(name)) hidden.push(name);
+      const id = attributes.id;
+      if (id && APP_ROOT_IDS.has(id)) roots.push({ id, depth, openedAt: events });
     },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.write(html);
-  parser.end();
+    ontext(text) {
+      if (inScript) scriptChars += text.length;
+      if (inNoscript) noscriptText += text;
+      if (hidden.length > 0) return;
+      const trimmed = text.replace(/\s+/g, ' ').trim();
+      if (trimmed.length === 0) return;
+      visibleTextChars += trimmed.length;
+      lastFill = ++events;
+    },
+    onclosetag(name) {
+      const root = roots.at(-1);
+      if (root && root.depth === depth) {
+        roots.pop();
+        if (lastFill <= root.openedAt) emptyAppRoot ??= root.id;
+      }
+      if (name === 'script') inScript = false;
+      if (name === 'noscript') inNoscript = false;
+      if (hidden.at(-1) === name) hidden.pop();
+      depth--;
+    },
+  });
 
   const reasons: string[] = [];
   const thin = visibleTextChars < THIN_TEXT_CHARS;
