@@ -58,6 +58,11 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** The Content-Encoding chain is longer than gleaner decodes. Internal; `fetchPage` refuses it first. */
+export class ContentCodingError extends Error {
+  override readonly name = 'ContentCodingError';
+}
+
 /** `FetchPageOptions` failed validation: a programming or configuration error, never retryable. */
 export class InvalidFetchOptionsError extends Error {
   override readonly name = 'InvalidFetchOptionsError';

@@ -84,7 +84,10 @@ export interface FetchUnsupportedContentType extends FetchResultBase {
   readonly status: number;
   /** Media type received; undefined when the header was missing. */
   readonly contentType?: string;
-  /** Set when the media type was fine but the Content-Encoding is one we cannot decode. */
+  /**
+   * Set when the media type was fine but the Content-Encoding cannot be decoded: the unknown coding
+   * (`zstd`), or `chain of N codings (at most 2)` for a chain longer than `MAX_CONTENT_CODINGS`.
+   */
   readonly contentEncoding?: string;
 }
 

@@ -1,12 +1,14 @@
 /**
  * Reads a response body under three limits: total time, bytes on the wire and decompressed bytes
- * (so a small gzip bomb is cut as soon as its output passes the cap). Stops at the first limit and
- * destroys the source stream, which makes undici drop the connection.
+ * (so a small gzip bomb is cut as soon as its output passes the cap). The decompressed cap holds for
+ * every layer of a content-coding chain, not only the last, and a chain longer than
+ * `MAX_CONTENT_CODINGS` is refused before any byte is read. Stops at the first limit and destroys the
+ * source stream, which makes undici drop the connection.
  */
 import { type Readable, Transform, type TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
-import { BodyTooLargeError, FetchTimeoutError } from './errors.ts';
+import { BodyTooLargeError, ContentCodingError, FetchTimeoutError } from './errors.ts';
 
 /** Byte counts, updated while reading, so they are known even when reading fails. */
 export interface BodyProgress {
@@ -31,6 +33,13 @@ class BodyCut extends Error {}
 
 const SUPPORTED_ENCODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
 
+/**
+ * Content codings decoded for one body. Each layer is a zlib stream working in libuv's threadpool
+ * (shared with DNS and file I/O), so a `gzip, gzip, ...` chain of thousands would queue thousands of
+ * jobs per chunk; curl caps the chain at 5 (CVE-2022-32206). No real server compresses twice.
+ */
+export const MAX_CONTENT_CODINGS = 2;
+
 /** Content-Encoding → list of codings, `identity` dropped, lower case. */
 export function parseContentEncoding(header: string | undefined): string[] {
   if (header === undefined) return [];
@@ -40,9 +49,17 @@ export function parseContentEncoding(header: string | undefined): string[] {
     .filter((e) => e !== '' && e !== 'identity');
 }
 
-/** The first coding we cannot decode, if any. */
+/**
+ * Why the codings cannot be decoded, if they cannot: a chain longer than `MAX_CONTENT_CODINGS`
+ * (`chain of 3000 codings (at most 2)`), or the first coding we do not know.
+ */
 export function unsupportedEncoding(encodings: readonly string[]): string | undefined {
+  if (encodings.length > MAX_CONTENT_CODINGS) return codingChainProblem(encodings.length);
   return encodings.find((e) => !SUPPORTED_ENCODINGS.has(e));
+}
+
+function codingChainProblem(count: number): string {
+  return `chain of ${count} codings (at most ${MAX_CONTENT_CODINGS})`;
 }
 
 function createDecoder(encoding: string): Transform {
@@ -108,7 +125,8 @@ class InflateAuto extends Transform {
 
 /**
  * Reads the whole body within the limits and returns the decoded (decompressed) bytes. Rejects with
- * `BodyTooLargeError`, `FetchTimeoutError('body')`, the signal's reason on abort, or a stream/zlib error.
+ * `BodyTooLargeError`, `FetchTimeoutError('body')`, the signal's reason on abort, a stream/zlib error,
+ * or `ContentCodingError` (without reading) for a chain longer than `MAX_CONTENT_CODINGS`.
  */
 export async function readBody(
   source: Readable,
@@ -117,9 +135,21 @@ export async function readBody(
 ): Promise<Buffer> {
   const { maxBodyBytes, bodyTimeoutMs, signal } = options;
   signal?.throwIfAborted();
+  if (options.encodings.length > MAX_CONTENT_CODINGS) {
+    source.destroy();
+    throw new ContentCodingError(codingChainProblem(options.encodings.length));
+  }
   let failure: unknown;
+  // A timeout or abort settles readBody at once: tearing the pipeline down waits for every decoder's
+  // job already queued in the threadpool, which is not the caller's time to spend.
+  let stopNow: (err: unknown) => void = () => {};
+  const stopped = new Promise<never>((_resolve, reject) => {
+    stopNow = reject;
+  });
+  stopped.catch(() => {});
   const fail = (err: unknown) => {
     failure ??= err;
+    stopNow(failure);
     source.destroy(err instanceof Error ? err : new Error(String(err)));
   };
   const timer = setTimeout(() => fail(new FetchTimeoutError('body', bodyTimeoutMs)), bodyTimeoutMs);
@@ -128,14 +158,22 @@ export async function readBody(
 
   const chunks: Buffer[] = [];
   const overCap = () => (options.truncate ? new BodyCut() : new BodyTooLargeError(maxBodyBytes));
-  const wireCounter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      progress.wireBytes += chunk.length;
-      // Truncating, the wire cap only bounds reading; the decoded bytes are cut in the sink.
-      if (progress.wireBytes > maxBodyBytes && !options.truncate) callback(overCap());
-      else if (progress.wireBytes > 2 * maxBodyBytes) callback(overCap());
-      else callback(null, chunk);
-    },
+  // Every stage but the sink counts what passes it: the wire, then each decoder's output but the
+  // last. An inner layer can expand to gigabytes the next one swallows (a gzip header's comment field
+  // is unbounded), so each layer is held to the cap, not only the bytes that reach the sink.
+  const countBytes = (count: (bytes: number) => number) =>
+    new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        const total = count(chunk.length);
+        // Truncating, these caps only bound the work; the decoded bytes are cut in the sink.
+        if (total > maxBodyBytes && !options.truncate) callback(overCap());
+        else if (total > 2 * maxBodyBytes) callback(overCap());
+        else callback(null, chunk);
+      },
+    });
+  const wireCounter = countBytes((n) => {
+    progress.wireBytes += n;
+    return progress.wireBytes;
   });
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -154,9 +192,19 @@ export async function readBody(
     },
   });
   // Decoders run in reverse order of application: `Content-Encoding: gzip, br` is undone br first.
-  const decoders = [...options.encodings].reverse().map(createDecoder);
+  const decoders = [...options.encodings].reverse().flatMap((encoding, index): Transform[] => {
+    if (index === options.encodings.length - 1) return [createDecoder(encoding)];
+    let layerBytes = 0;
+    const layerCounter = countBytes((n) => {
+      layerBytes += n;
+      return layerBytes;
+    });
+    return [createDecoder(encoding), layerCounter];
+  });
   try {
-    await pipeline([source, wireCounter, ...decoders, sink]);
+    const piped = pipeline([source, wireCounter, ...decoders, sink]);
+    piped.catch(() => {});
+    await Promise.race([piped, stopped]);
   } catch (err) {
     if (failure === undefined && err instanceof BodyCut) {
       progress.truncated = true;
