@@ -7,11 +7,27 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { DatabaseUnavailableError } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
 
+/**
+ * Stable, machine-readable codes for refusals a client must tell apart from ordinary validation
+ * errors; each is documented in api/README.md ("Errors"), which a test checks.
+ */
+export const API_ERROR_CODES = {
+  /** The Host header names no host this API serves (DNS rebinding guard). */
+  hostNotAllowed: 'host-not-allowed',
+  /** A state-changing request came from a page of another origin (cross-site request guard). */
+  originNotAllowed: 'origin-not-allowed',
+  /** A state-changing request without a JSON body (forces browsers into a CORS preflight). */
+  jsonBodyRequired: 'json-body-required',
+} as const;
+
+export type ApiErrorCode = (typeof API_ERROR_CODES)[keyof typeof API_ERROR_CODES];
+
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   constructor(
     readonly statusCode: number,
     message: string,
+    readonly code?: ApiErrorCode,
   ) {
     super(message);
   }
@@ -56,6 +72,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  421: 'Misdirected Request',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -87,9 +104,16 @@ function describeValidation(issues: readonly ValidationIssue[], context: string 
   return `${where} "${field}" ${issue.message ?? 'is invalid'}${allowed}`;
 }
 
-function send(reply: FastifyReply, request: FastifyRequest, statusCode: number, message: string) {
+function send(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  statusCode: number,
+  message: string,
+  code?: ApiErrorCode,
+) {
   return reply.status(statusCode).send({
     error: STATUS_TEXT[statusCode] ?? 'Error',
+    ...(code ? { code } : {}),
     message,
     statusCode,
     requestId: request.id,
@@ -101,7 +125,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (error.validation) {
       return send(reply, request, 400, describeValidation(error.validation, error.validationContext));
     }
-    if (error instanceof ApiError) return send(reply, request, error.statusCode, error.message);
+    if (error instanceof ApiError) return send(reply, request, error.statusCode, error.message, error.code);
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');
       return send(reply, request, 503, 'the database is unavailable; try again later');
@@ -132,6 +156,7 @@ export const errorSchema = {
   type: 'object',
   properties: {
     error: { type: 'string' },
+    code: { type: 'string', description: 'stable code of a refusal (api/README.md, "Errors")' },
     message: { type: 'string' },
     statusCode: { type: 'integer' },
     requestId: { type: 'string' },

@@ -10,8 +10,9 @@ import type { Client } from '@temporalio/client';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Database } from '../db/database';
 import { type Logger, logger as rootLogger } from '../infra/logger';
-import { observeApiRequest, setMetricSources } from '../infra/metrics';
+import { MetricsScraper, observeApiRequest } from '../infra/metrics';
 import { installAuth } from './auth';
+import { installCrossSiteGuards } from './cross-site-guards';
 import { installErrorHandlers } from './errors';
 import { registerCrawlRoutes } from './routes/crawl-routes';
 import { registerGraphRoutes } from './routes/graph-routes';
@@ -36,6 +37,13 @@ export interface ApiDeps {
   logger?: Logger;
   /** Serve Swagger UI at /docs. @default true */
   docsUi?: boolean;
+  /**
+   * Host names answered besides loopback ones (GLEANER_API_HOSTS, `--allowed-host`); any other
+   * Host header is refused with 421, which stops DNS rebinding. @default []
+   */
+  allowedHosts?: readonly string[];
+  /** How long `/metrics` reuses the counts it read from the store and Temporal. @default 15000 */
+  metricsMaxAgeMs?: number;
 }
 
 /** Token and openness from the environment: GLEANER_API_TOKEN, GLEANER_API_SEARCH_OPEN. */
@@ -72,8 +80,12 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
     );
   });
   installErrorHandlers(app);
+  installCrossSiteGuards(app, { allowedHosts: deps.allowedHosts ?? [] });
   installAuth(app, { ...(deps.token ? { token: deps.token } : {}), searchOpen: deps.searchOpen ?? true });
-  setMetricSources({ db: deps.db, temporal: deps.temporal, namespace: deps.namespace ?? 'default' });
+  const metrics = new MetricsScraper(
+    { db: deps.db, temporal: deps.temporal, namespace: deps.namespace ?? 'default' },
+    deps.metricsMaxAgeMs === undefined ? {} : { maxAgeMs: deps.metricsMaxAgeMs },
+  );
 
   await app.register(swagger, {
     openapi: {
@@ -83,7 +95,9 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
         version: '0.1.0',
         description:
           'Search the corpus, read pages and the link graph, start and watch crawls. Crawl control needs ' +
-          '"Authorization: Bearer <GLEANER_API_TOKEN>" (or a loopback client when no token is set).',
+          '"Authorization: Bearer <GLEANER_API_TOKEN>" (or a loopback client when no token is set), and ' +
+          'every POST, PUT or PATCH a JSON body ("Content-Type: application/json"; send {} when empty). Only ' +
+          'loopback Host names and those in GLEANER_API_HOSTS are served.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       tags: [
@@ -103,7 +117,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   registerGraphRoutes(app, deps.db);
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
   registerScheduleRoutes(app, { temporal: deps.temporal });
-  registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal });
+  registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal, metrics });
   app.get('/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;
@@ -120,7 +134,9 @@ export async function startApiServer(
   options: ApiDeps & { host?: string; port?: number },
 ): Promise<RunningApi> {
   const { host = '127.0.0.1', port = 8700, ...deps } = options;
-  const app = await buildApiServer(deps);
+  // The address it is bound to by name is a Host it serves; a wildcard bind names nothing.
+  const bound = host === '0.0.0.0' || host === '::' ? [] : [host.includes(':') ? `[${host}]` : host];
+  const app = await buildApiServer({ ...deps, allowedHosts: [...(deps.allowedHosts ?? []), ...bound] });
   await app.listen({ host, port }).catch(async (error: unknown) => {
     await app.close();
     throw error;

@@ -4,6 +4,8 @@
  * embedded default with nothing running it owns the stack, so it also runs the workers: crawls
  * started through it must make progress.
  */
+
+import { allowedHostsFromEnv, isLoopbackName } from '../api/cross-site-guards';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../api/defaults';
 import { createSearchService } from '../api/search-service';
 import { apiAuthFromEnv, type RunningApi, startApiServer } from '../api/server';
@@ -14,15 +16,20 @@ import { UsageError } from './errors';
 export interface ApiCommandOptions {
   host?: string;
   port?: number;
+  /** Host names served besides loopback ones (`--allowed-host`, repeatable); GLEANER_API_HOSTS adds more. */
+  allowedHost?: string[];
 }
 
 /** Starts the API on an open runtime; a taken port is a user-facing error naming the flag. */
 export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptions): Promise<RunningApi> {
   const auth = apiAuthFromEnv();
   const port = options.port ?? DEFAULT_API_PORT;
+  const host = options.host ?? DEFAULT_API_HOST;
+  const allowedHosts = [...(options.allowedHost ?? []), ...allowedHostsFromEnv()];
   const api = await startApiServer({
-    host: options.host ?? DEFAULT_API_HOST,
+    host,
     port,
+    allowedHosts,
     db: runtime.db,
     temporal: async () => runtime.client,
     namespace: runtime.namespace,
@@ -37,16 +44,17 @@ export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptio
     }
     throw error;
   });
-  if (!auth.token && !isLoopbackHost(options.host ?? DEFAULT_API_HOST)) {
-    process.stderr.write(
-      'note: GLEANER_API_TOKEN is unset, so starting and stopping crawls is refused to non-loopback clients\n',
-    );
+  if (!isLoopbackName(host)) {
+    if (!auth.token)
+      process.stderr.write(
+        'note: GLEANER_API_TOKEN is unset, so starting and stopping crawls is refused to non-loopback clients\n',
+      );
+    if (allowedHosts.length === 0)
+      process.stderr.write(
+        'note: only loopback Host names are answered; list the names clients use with --allowed-host or GLEANER_API_HOSTS\n',
+      );
   }
   return api;
-}
-
-function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host.startsWith('127.') || host === '::1';
 }
 
 function untilSignal(): Promise<NodeJS.Signals> {

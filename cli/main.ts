@@ -262,7 +262,12 @@ program
   .description('serve the HTTP API (search, pages, graph, crawls, /healthz, /metrics)')
   .option('--host <host>', `address to listen on (default ${DEFAULT_API_HOST})`)
   .option('--port <port>', `port to listen on (default ${DEFAULT_API_PORT})`, integerOption('--port', 0))
-  .action(async (options: { host?: string; port?: number }) =>
+  .option(
+    '--allowed-host <name>',
+    'a Host name clients use besides loopback ones (or GLEANER_API_HOSTS); repeatable',
+    collect,
+  )
+  .action(async (options: { host?: string; port?: number; allowedHost?: string[] }) =>
     // Loaded on use: Fastify would slow every other command's start.
     (await import('./api-command')).runApiCommand(options),
   );

@@ -1,8 +1,9 @@
 /**
  * Prometheus metrics: one registry per process. Latency histograms are observed where the work
  * happens (activities call the `observe…` helpers); corpus counts are read from Postgres and
- * queue backlogs from Temporal when `/metrics` is scraped, so every process serving the API
- * reports the same totals however many workers wrote them.
+ * queue backlogs from Temporal when `/metrics` is scraped (at most every 15 s, see
+ * `MetricsScraper`), so every process serving the API reports the same totals however many
+ * workers wrote them.
  *
  * Histograms live in the process that observes them: in `gleaner dev` that is the API's own
  * process; a separate `gleaner worker` keeps its own (not yet exported over HTTP).
@@ -77,19 +78,13 @@ export function observeApiRequest(route: string, method: string, status: number,
   apiRequestSeconds.observe({ route, method, status: String(status) }, durationMs / 1000);
 }
 
-/** Where scrape-time gauges read from; set by whoever serves `/metrics`. */
+/** Where scrape-time gauges read from: the store and Temporal the serving API uses. */
 export interface MetricSources {
   db: Database;
   temporal?: () => Promise<Client>;
   namespace?: string;
   /** Bound on each source's queries so a slow store cannot hang a scrape. @default 3000 */
   timeoutMs?: number;
-}
-
-let sources: MetricSources | undefined;
-
-export function setMetricSources(next: MetricSources | undefined): void {
-  sources = next;
 }
 
 const sourceUp = new Gauge({
@@ -210,9 +205,8 @@ async function readTaskQueues(client: Client, namespace: string): Promise<void> 
   );
 }
 
-/** Refreshes the scrape-time gauges; a source that fails is reported as down, never as an error. */
-export async function refreshScrapeGauges(): Promise<void> {
-  if (!sources) return;
+/** Reads every scrape-time gauge once; a source that fails is reported as down, never as an error. */
+async function refreshScrapeGauges(sources: MetricSources): Promise<void> {
   const { db, temporal, namespace = 'default', timeoutMs = 3000 } = sources;
   const database = withTimeout(readDatabase(db), timeoutMs, 'the database')
     .then(() => sourceUp.set({ source: 'database' }, 1))
@@ -229,8 +223,39 @@ export async function refreshScrapeGauges(): Promise<void> {
   await Promise.all([database, queues]);
 }
 
-/** The Prometheus text exposition of every metric, gauges refreshed first. */
-export async function renderMetrics(): Promise<{ contentType: string; body: string }> {
-  await refreshScrapeGauges();
-  return { contentType: registry.contentType, body: await registry.metrics() };
+/** Default age of the scrape-time gauges: Prometheus scrapes every 15 s or more by default. */
+export const METRICS_MAX_AGE_MS = 15_000;
+
+/**
+ * `/metrics` for one API: the corpus counts are full-table scans, so they are read at most once per
+ * `maxAgeMs` and concurrent scrapes share one read. Anyone who can reach `/metrics` could otherwise
+ * keep the store busy counting.
+ */
+export class MetricsScraper {
+  private refreshedAtMs = Number.NEGATIVE_INFINITY;
+  private refreshing: Promise<void> | undefined;
+  private readonly maxAgeMs: number;
+
+  constructor(
+    private readonly sources: MetricSources,
+    options: { maxAgeMs?: number } = {},
+  ) {
+    this.maxAgeMs = options.maxAgeMs ?? METRICS_MAX_AGE_MS;
+  }
+
+  private refresh(): Promise<void> {
+    if (this.refreshing) return this.refreshing;
+    if (performance.now() - this.refreshedAtMs < this.maxAgeMs) return Promise.resolve();
+    this.refreshing = refreshScrapeGauges(this.sources).finally(() => {
+      this.refreshedAtMs = performance.now();
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  /** The Prometheus text exposition of every metric, scrape-time gauges at most `maxAgeMs` old. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    await this.refresh();
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
 }

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
-import { renderMetrics } from '../../infra/metrics';
+import type { MetricsScraper } from '../../infra/metrics';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
@@ -52,7 +52,7 @@ const healthSchema = {
 
 export function registerOpsRoutes(
   app: FastifyInstance,
-  deps: { db: Database; temporal: () => Promise<Client> },
+  deps: { db: Database; temporal: () => Promise<Client>; metrics: MetricsScraper },
 ): void {
   app.get(
     '/healthz',
@@ -90,13 +90,13 @@ export function registerOpsRoutes(
     {
       config: { access: 'open' },
       schema: {
-        summary: 'Prometheus metrics (text exposition format)',
+        summary: 'Prometheus metrics (text exposition format); counts from the store are at most 15 s old',
         tags: ['operations'],
         produces: ['text/plain'],
       },
     },
     async (_request, reply) => {
-      const { contentType, body } = await renderMetrics();
+      const { contentType, body } = await deps.metrics.render();
       return reply.type(contentType).send(body);
     },
   );

@@ -81,7 +81,8 @@ beforeAll(async () => {
     // Request logs at info would bury the test report.
     logger: logger.child({}, { level: 'warn' }),
   };
-  api = await startApiServer({ ...deps, host: '127.0.0.1', port: 0 });
+  // Counts read afresh on every scrape, so the outage test sees the database go down at once.
+  api = await startApiServer({ ...deps, host: '127.0.0.1', port: 0, metricsMaxAgeMs: 0 });
   guarded = await startApiServer({ ...deps, host: '127.0.0.1', port: 0, token: TOKEN, searchOpen: false });
 });
 
@@ -196,8 +197,8 @@ describe('starting and watching a crawl', () => {
     expectPlainError(await call('/crawls/bad%20id!'), 400);
     expectPlainError(await call('/crawls?limit=0'), 400);
     // Control of a crawl that is not running.
-    expectPlainError(await call('/crawls/no-such-crawl/cancel', { method: 'POST' }), 404);
-    expectPlainError(await call(`/crawls/${CRAWL_ID}/explode`, { method: 'POST' }), 400);
+    expectPlainError(await postJson('/crawls/no-such-crawl/cancel', {}), 404);
+    expectPlainError(await postJson(`/crawls/${CRAWL_ID}/explode`, {}), 400);
   });
 });
 
@@ -494,11 +495,7 @@ describe('authentication', () => {
     // The right token gets past auth to validation (maxPages 0 is invalid, so nothing starts).
     expectPlainError(await postJson('/crawls', body, { authorization: `Bearer ${TOKEN}` }, guarded.url), 400);
     expectPlainError(
-      await call('/crawls/x/pause', {
-        method: 'POST',
-        base: guarded.url,
-        headers: { authorization: 'Bearer nope' },
-      }),
+      await postJson('/crawls/x/pause', {}, { authorization: 'Bearer nope' }, guarded.url),
       403,
     );
   });
