@@ -41,9 +41,15 @@ function wrap(error: unknown, url: string): never {
   throw error;
 }
 
-/** Hides the password of a connection string before it reaches a log or an error message. */
-export function redact(url: string): string {
-  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+/**
+ * Hides the passwords in a connection string (or in a message quoting some) before it reaches a
+ * log, a terminal or an error: `user:password@` in a URL, and `password=` as a URL parameter or
+ * a libpq key/value setting.
+ */
+export function redact(text: string): string {
+  return text
+    .replace(/(\/\/[^:/@\s]+:)[^\s]*?@(?=[^@\s]*$|[^@\s]*\s)/g, '$1***@')
+    .replace(/\b(password|passwd)=(?:'(?:[^'\\]|\\.)*'|[^&\s]*)/gi, '$1=***');
 }
 
 export class PgDatabase implements Database {

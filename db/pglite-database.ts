@@ -1,25 +1,38 @@
 /**
  * The embedded default store: PGlite (Postgres in WebAssembly) with pgvector, opened by this
  * process alone. PGlite has no lock of its own and two openers corrupt the data directory, so
- * an exclusive lock file guards it; other processes and psql reach it through the socket server.
+ * an exclusive lock file guards it; other processes and psql reach it through the socket server,
+ * behind a door that asks for the password in the store's password file (db/pglite-socket-door.ts).
  */
 import { spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readFileSync,
   rmSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Database, Queryable, QueryResult, SqlParam } from './database';
+import type { SocketDoor } from './pglite-socket-door';
+import {
+  ensurePrivateDir,
+  loadOrCreateSocketPassword,
+  readSocketPassword,
+  SocketPasswordError,
+  socketPasswordFile,
+  withoutPassword,
+  withPassword,
+} from './store-files';
 
 export class StoreLockedError extends Error {
   override readonly name = 'StoreLockedError';
@@ -35,7 +48,11 @@ export class StoreLockedError extends Error {
   }
 }
 
-/** What the lock file records, so a second process can find the services of the first. */
+/**
+ * What the lock file records, so a second process can find the services of the first. The file is
+ * private to its user (0600) and holds no secret: `databaseUrl` has no password; readers take it
+ * from the password file (`socketUrlOf`).
+ */
 export interface LockInfo {
   pid: number;
   startedAt: string;
@@ -72,18 +89,39 @@ export function readLockFile(lockFile: string): LockInfo | undefined {
   }
 }
 
+/**
+ * The socket URL of the store whose lock says `holder`, with the password from the store's password
+ * file: what a reading command or an attaching process connects with.
+ */
+export function socketUrlOf(lockFile: string, holder: LockInfo): string | undefined {
+  if (!holder.databaseUrl) return undefined;
+  const file = socketPasswordFile(lockFile.replace(/\.lock$/, ''));
+  let password: string;
+  try {
+    password = readSocketPassword(file);
+  } catch (error) {
+    throw new SocketPasswordError(
+      `cannot read the password of the embedded store's socket (${(error as Error).message}); ` +
+        `run this as the user who runs gleaner process ${holder.pid}`,
+      { cause: error },
+    );
+  }
+  return withPassword(holder.databaseUrl, password);
+}
+
 /** Takes the lock atomically (O_EXCL); a lock left by a dead process is taken over. */
 export function acquireLock(lockFile: string): (update: Partial<LockInfo>) => void {
-  mkdirSync(path.dirname(lockFile), { recursive: true });
+  ensurePrivateDir(path.dirname(lockFile));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(lockFile, 'wx');
+      const fd = openSync(lockFile, 'wx', 0o600);
       const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString() };
       writeSync(fd, JSON.stringify(info));
       closeSync(fd);
       return (update) => {
         Object.assign(info, update);
-        writeFileSync(lockFile, JSON.stringify(info));
+        if (info.databaseUrl) info.databaseUrl = withoutPassword(info.databaseUrl);
+        writeFileSync(lockFile, JSON.stringify(info), { mode: 0o600 });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -142,7 +180,26 @@ export interface EmbeddedStoreOptions {
   socket?: boolean;
   /** Port of the socket server; 0 picks a free one. @default 0 */
   socketPort?: number;
+  /**
+   * A socket client inside a transaction that sends nothing for this long is disconnected and its
+   * transaction rolled back, so it cannot hold the crawl's writes forever. GLEANER_SOCKET_IDLE_IN_TRANSACTION_MS
+   * overrides the default.
+   * @default 30000
+   */
+  idleInTransactionTimeoutMs?: number;
 }
+
+function idleInTransactionTimeoutMs(option: number | undefined): number {
+  if (option !== undefined) return option;
+  const value = process.env.GLEANER_SOCKET_IDLE_IN_TRANSACTION_MS?.trim();
+  if (!value) return DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new Error(
+      `GLEANER_SOCKET_IDLE_IN_TRANSACTION_MS must be a whole number of milliseconds, got ${JSON.stringify(value)}`,
+    );
+  return Number(value);
+}
+const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /** How long a socket client may pause inside one extended query before it counts as gone. */
 const MID_QUERY_GRACE_MS = 5_000;
@@ -150,6 +207,9 @@ const MID_QUERY_GRACE_MS = 5_000;
 export class PgliteDatabase implements Database {
   readonly kind = 'pglite' as const;
   private socketServer?: PGLiteSocketServer;
+  private socketDoor?: SocketDoor;
+  /** Private folder of the Unix socket pglite-socket serves on, behind the door. */
+  private socketDir?: string;
   /** Settles when the last in-process transaction or socket statement holding the gate is done. */
   private socketGate: Promise<void> = Promise.resolve();
   private inProcessTransaction = false;
@@ -158,7 +218,7 @@ export class PgliteDatabase implements Database {
   /** A socket client sent Parse/Bind/Execute and not yet the Sync that ends its implicit transaction. */
   private clientMidQuery = false;
   private midQueryTimer?: NodeJS.Timeout;
-  /** postgres:// URL of the socket server, when it runs. */
+  /** postgres:// URL of the socket server with its password, when it runs: a secret for psql. */
   socketUrl?: string;
 
   private constructor(
@@ -169,9 +229,10 @@ export class PgliteDatabase implements Database {
   ) {}
 
   static async open(options: EmbeddedStoreOptions): Promise<PgliteDatabase> {
-    mkdirSync(options.dataDir, { recursive: true });
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const lockFile = path.join(options.dataDir, '..', `${path.basename(options.dataDir)}.lock`);
     const updateLock = acquireLock(lockFile);
+    let db: PgliteDatabase | undefined;
     try {
       // A new directory is initialised by a short-lived child (see pglite-initdb.mjs): initdb's
       // ~830 MB peak and ~150 MB residue then never reach this long-lived process.
@@ -180,13 +241,19 @@ export class PgliteDatabase implements Database {
         extensions: { vector },
         startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers()}`],
       });
-      const db = new PgliteDatabase(pg, lockFile, updateLock);
+      db = new PgliteDatabase(pg, lockFile, updateLock);
       if (options.socket !== false) {
-        await db.startSocket(options.socketPort ?? 0);
+        const password = loadOrCreateSocketPassword(socketPasswordFile(options.dataDir));
+        await db.startSocket(
+          options.socketPort ?? 0,
+          password,
+          idleInTransactionTimeoutMs(options.idleInTransactionTimeoutMs),
+        );
         updateLock({ databaseUrl: db.socketUrl });
       }
       return db;
     } catch (error) {
+      await db?.close().catch(() => {});
       rmSync(lockFile, { force: true });
       throw error;
     }
@@ -201,19 +268,37 @@ export class PgliteDatabase implements Database {
     return this.lockFile;
   }
 
-  private async startSocket(port: number): Promise<void> {
-    const { freePort } = await import('../infra/free-port');
-    const chosen = port || (await freePort());
-    // Imported here: the reading commands open the store without a socket and need not load it.
-    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  private async startSocket(port: number, password: string, idleTimeoutMs: number): Promise<void> {
+    // Imported here: the reading commands open the store without a socket and need not load these.
+    const [{ PGLiteSocketServer }, { SocketDoor }, { scramVerifier }, { logger }] = await Promise.all([
+      import('@electric-sql/pglite-socket'),
+      import('./pglite-socket-door'),
+      import('./scram-server'),
+      import('../infra/logger'),
+    ]);
+    // pglite-socket asks no password, so it listens where only this user can reach it (a 0700
+    // folder), and the door on 127.0.0.1 lets in those who know the password.
+    this.socketDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-store-'));
+    const upstreamPath = path.join(this.socketDir, '.s.PGSQL');
     this.socketServer = new PGLiteSocketServer({
       db: this.gatedForSockets(),
-      port: chosen,
-      host: '127.0.0.1',
+      path: upstreamPath,
       maxConnections: 64,
     });
     await this.socketServer.start();
-    this.socketUrl = `postgres://postgres@127.0.0.1:${chosen}/postgres?sslmode=disable`;
+    this.socketDoor = new SocketDoor({
+      verifier: scramVerifier(password),
+      upstreamPath,
+      host: '127.0.0.1',
+      port,
+      idleInTransactionTimeoutMs: idleTimeoutMs,
+      log: logger.child({ component: 'store-socket' }),
+    });
+    const chosen = await this.socketDoor.start();
+    this.socketUrl = withPassword(
+      `postgres://postgres@127.0.0.1:${chosen}/postgres?sslmode=disable`,
+      password,
+    );
   }
 
   query<Row>(sql: string, params: readonly SqlParam[] = []): Promise<QueryResult<Row>> {
@@ -349,9 +434,11 @@ export class PgliteDatabase implements Database {
   async close(): Promise<void> {
     clearTimeout(this.midQueryTimer);
     try {
+      await this.socketDoor?.stop();
       await this.socketServer?.stop();
       await this.pg.close();
     } finally {
+      if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
       rmSync(this.lockFile, { force: true });
     }
   }

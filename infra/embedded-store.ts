@@ -9,7 +9,14 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
-import { type LockInfo, PgliteDatabase, processAlive, readLock, readLockFile } from '../db/pglite-database';
+import {
+  type LockInfo,
+  PgliteDatabase,
+  processAlive,
+  readLock,
+  readLockFile,
+  socketUrlOf,
+} from '../db/pglite-database';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 
 /** Thrown when a reading command finds no corpus: the message says how to make one. */
@@ -28,7 +35,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Databas
   const dataDir = path.join(home, 'pgdata');
   await clearStaleLock(`${dataDir}.lock`);
   const holder = readLock(`${dataDir}.lock`);
-  if (holder?.databaseUrl) return postgres(holder.databaseUrl);
+  // The socket asks for the password in the holder's password file (db/store-files.ts).
+  const socketUrl = holder && socketUrlOf(`${dataDir}.lock`, holder);
+  if (socketUrl) return postgres(socketUrl);
   if (holder) {
     throw new RuntimeError(
       `another gleaner process (pid ${holder.pid}) is opening the embedded store in ${home}; try again in a moment`,
@@ -39,7 +48,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Databas
       `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
     );
   }
-  mkdirSync(home, { recursive: true });
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   const db = await PgliteDatabase.open({ dataDir, socket: false });
   try {
     await migrate(db);

@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
-import { PgliteDatabase, readLock } from '../db/pglite-database';
+import { PgliteDatabase, readLock, socketUrlOf } from '../db/pglite-database';
 import type { QueueKind } from '../domain/temporal-names';
 import { type RunningWorkers, startWorkers } from '../workers/run-workers';
 import { clearStaleLock } from './embedded-store';
@@ -35,7 +35,7 @@ export interface Runtime {
   namespace: string;
   temporalAddress: string;
   temporalUiUrl?: string;
-  /** A postgres:// URL other processes (and psql) can use. */
+  /** A postgres:// URL other processes (and psql) can use; it carries a password (redact it in logs). */
   databaseUrl?: string;
   embedded: { temporal: boolean; database: boolean; attached: boolean };
   workers?: RunningWorkers;
@@ -71,7 +71,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
               'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
           );
         }
-        databaseUrl = holder.databaseUrl;
+        databaseUrl = socketUrlOf(`${dataDir}.lock`, holder);
         temporalAddress ??= holder.temporalAddress;
         temporalUiUrl = holder.temporalUiUrl;
         embedded.attached = true;
@@ -82,7 +82,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       db = new PgDatabase(databaseUrl);
       cleanups.push(() => db.close());
     } else {
-      mkdirSync(home, { recursive: true });
+      mkdirSync(home, { recursive: true, mode: 0o700 });
       const pglite = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
       db = pglite;
       registerMemorySource('pgliteWasm', () => pglite.wasmMemoryBytes());
@@ -93,7 +93,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
 
     let server: TemporalDevServer | undefined;
     if (!temporalAddress) {
-      mkdirSync(home, { recursive: true });
+      mkdirSync(home, { recursive: true, mode: 0o700 });
       server = await startTemporalDevServer({
         dbFile: path.join(home, 'temporal.db'),
         logFile: path.join(home, 'temporal.log'),
@@ -106,7 +106,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       const started = server;
       cleanups.push(() => started.stop());
     }
-    if (db instanceof PgliteDatabase) db.updateLock({ temporalAddress, temporalUiUrl, databaseUrl });
+    // The socket's URL is in the lock already, without its password (PgliteDatabase.open).
+    if (db instanceof PgliteDatabase) db.updateLock({ temporalAddress, temporalUiUrl });
 
     const connection = await Connection.connect({ address: temporalAddress }).catch((error: Error) => {
       throw new RuntimeError(`cannot reach Temporal at ${temporalAddress}: ${error.message}`);
