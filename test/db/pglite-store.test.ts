@@ -1,14 +1,13 @@
 /** The embedded store: migrations apply once, and a second opener is refused, not corrupted. */
 
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../../db/migrate';
 import { PgliteDatabase, StoreLockedError } from '../../db/pglite-database';
+import { cstring, frontend, int16, int32, rawSession } from './raw-pg-session';
 
 let dir: string;
 let db: PgliteDatabase;
@@ -162,48 +161,3 @@ describe('the embedded PGlite store', () => {
     expect(rows.rows).toEqual([]);
   });
 });
-
-function int16(n: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeInt16BE(n);
-  return b;
-}
-function int32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeInt32BE(n);
-  return b;
-}
-function cstring(text: string): Buffer {
-  return Buffer.from(`${text}\0`);
-}
-/** One frontend message of the Postgres wire protocol: type byte, length, body. */
-function frontend(type: string, ...parts: Buffer[]): Buffer {
-  const body = Buffer.concat(parts);
-  return Buffer.concat([Buffer.from(type), int32(body.length + 4), body]);
-}
-
-/** A raw protocol session on the store's socket, past startup (the socket server asks no password). */
-async function rawSession(url: string): Promise<net.Socket> {
-  const { hostname, port } = new URL(url);
-  const socket = net.connect(Number(port), hostname);
-  await once(socket, 'connect');
-  const params = Buffer.concat([
-    cstring('user'),
-    cstring('postgres'),
-    cstring('database'),
-    cstring('postgres'),
-    cstring(''),
-  ]);
-  socket.write(Buffer.concat([int32(params.length + 8), int32(196608), params]));
-  // Ready for query ('Z') ends the startup; later answers are not read.
-  await new Promise<void>((resolve, reject) => {
-    let seen = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      seen = Buffer.concat([seen, chunk]);
-      if (seen.includes(Buffer.from([0x5a, 0, 0, 0, 5]))) resolve();
-    };
-    socket.on('data', onData);
-    socket.once('error', reject);
-  });
-  return socket;
-}
