@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { allowlistedEnv } from './child-env';
 import { freePort, isPortFree } from './free-port';
 import { toolsDir } from './tools-dir';
 
@@ -55,6 +56,22 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'history.transferProcessorMaxPollRPS': 1000,
 };
 const LOG_TAIL_LINES = 40;
+
+/**
+ * What the dev server may see of our environment: the Go runtime's knobs, its config and cache
+ * folders and CA bundles besides the basics (infra/child-env.ts). Not TEMPORAL_* (it is the server
+ * here, not a client) and none of gleaner's secrets.
+ */
+const DEV_SERVER_ENV = [
+  'GOMAXPROCS',
+  'GOMEMLIMIT',
+  'GOGC',
+  'GODEBUG',
+  'XDG_CONFIG_HOME',
+  'XDG_CACHE_HOME',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+];
 
 function isExecutable(path: string): boolean {
   try {
@@ -189,6 +206,7 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
   const child = spawn(bin, args, {
     detached: true,
     stdio: ['ignore', logFd ?? 'pipe', logFd ?? 'pipe'],
+    env: allowlistedEnv(process.env, DEV_SERVER_ENV),
   });
   if (logFd !== undefined) closeSync(logFd);
   child.stdout?.on('data', (chunk: Buffer) => tail.push(chunk));
@@ -254,10 +272,7 @@ function startParentWatchdog(serverPid: number): void {
   const watchdog = spawn(
     '/bin/sh',
     ['-c', script, 'gleaner-watchdog', String(process.pid), String(serverPid)],
-    {
-      detached: true,
-      stdio: 'ignore',
-    },
+    { detached: true, stdio: 'ignore', env: allowlistedEnv(process.env) },
   );
   watchdog.on('error', () => {});
   watchdog.unref();
