@@ -2,6 +2,11 @@
  * `gleaner export --out DIR`: the corpus as a Markdown tree with frontmatter, assets, llms.txt and
  * (with --chunks) chunks.jsonl. Needs only the database: DATABASE_URL, a running `gleaner dev`, or
  * the embedded store. Progress goes to stderr; with --json one summary goes to stdout.
+ *
+ * Exit status: 0 when the export ran to the end, even if some pages could not be written (their
+ * count is printed and each is listed with its error in export-report.json); 1 when it could not
+ * run to the end (the output folder, the manifest or the report could not be written) or when there
+ * were pages to export and not one of them could be written; 2 for bad flags or no corpus.
  */
 import path from 'node:path';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
@@ -41,6 +46,7 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
     throw new UsageError('--user-agent must be one non-empty line');
   const out = path.resolve(options.out);
   const db = await openStore({ requireCorpus: true });
+  let nothingWritten = false;
   try {
     let lastReportMs = 0;
     const summary = await exportCorpus(db, {
@@ -60,11 +66,16 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
         process.stderr.write(`export: ${done}/${total} pages\n`);
       },
     });
+    nothingWritten = summary.pages === 0 && summary.failures > 0;
     if (options.json) {
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return;
     }
     const { files, assets } = summary;
+    if (summary.failures > 0)
+      process.stderr.write(
+        `export: ${summary.failures} page(s) or file(s) could not be written; each is listed with its error in ${summary.report}\n`,
+      );
     process.stdout.write(
       `Exported ${summary.pages} pages from ${summary.hosts.length} host(s) to ${out}\n` +
         `  files: ${files.written} written, ${files.unchanged} unchanged, ${files.removed} removed\n` +
@@ -75,5 +86,12 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
     );
   } finally {
     await db.close();
+  }
+  if (nothingWritten) {
+    process.stderr.write(
+      `gleaner: export failed: no page could be written (see ${path.join(out, 'export-report.json')})\n`,
+    );
+    // main.ts exits 0 after a command returns; an export that wrote nothing is a failure.
+    process.exit(1);
   }
 }

@@ -4,16 +4,22 @@
  * with a minimum gap per origin (raised by Crawl-delay), and each image fetched once per export.
  * Stored once per content hash in `<host>/_assets/`; images an earlier export stored are reused
  * without a request while their file is still in place.
+ *
+ * Memory stays bounded: one image is fetched at a time, its body capped at `maxAssetBytes` while it
+ * is read (fetchPage stops reading past the cap), written to disk at once and dropped; copies for
+ * other hosts and comparisons with earlier exports are streamed from disk. The extension comes from
+ * the bytes (`sniffImage`), never from the URL, and a body that is not an image is not stored.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fetchPage } from '../activities/http/fetch-page';
 import { createRobotsPolicy, type RobotsPolicy } from '../activities/robots-policy';
 import type { Database } from '../db/database';
 import { evaluate } from '../domain/robots';
+import { type ImageExtension, sniffImage } from './image-sniff';
 import { ASSETS_DIR, compareCodePoints } from './tree-paths';
-import type { TreeWriter } from './tree-writer';
+import { sha256File, type TreeWriter } from './tree-writer';
 
 /** Remembers which image URL had which bytes, so a later export need not fetch it again. */
 export const ASSET_INDEX_FILE = '.gleaner-assets.json';
@@ -38,30 +44,21 @@ export interface AssetProblem {
 
 interface Stored {
   sha256: string;
-  ext: string;
+  ext: ImageExtension;
 }
 
-const IMAGE_TYPES: Record<string, string> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/gif': 'gif',
-  'image/svg+xml': 'svg',
-  'image/webp': 'webp',
-  'image/avif': 'avif',
-  'image/x-icon': 'ico',
-  'image/vnd.microsoft.icon': 'ico',
-  'image/bmp': 'bmp',
-  'image/tiff': 'tif',
-};
+type Outcome = Stored | Omit<AssetProblem, 'pages' | 'url'>;
+
+const STORED_EXTENSIONS: ReadonlySet<string> = new Set(['png', 'jpg', 'gif', 'webp', 'avif', 'ico', 'svg']);
 
 export class AssetStore {
   readonly stats = { fetched: 0, reused: 0 };
-  private readonly outcomes = new Map<string, Stored | Omit<AssetProblem, 'pages' | 'url'>>();
+  private readonly outcomes = new Map<string, Outcome>();
   private readonly referrers = new Map<string, Set<string>>();
   private readonly lastRequestEndMs = new Map<string, number>();
   private readonly robots: RobotsPolicy;
-  /** Bytes fetched in this export, by content hash, until written for every host that uses them. */
-  private readonly pending = new Map<string, Buffer>();
+  /** Images stored but not written for one host's pages (the file could not be written there). */
+  private readonly unwritten: AssetProblem[] = [];
 
   private constructor(
     private readonly writer: TreeWriter,
@@ -75,13 +72,12 @@ export class AssetStore {
   static async open(writer: TreeWriter, db: Database, options: AssetOptions): Promise<AssetStore> {
     const known = new Map<string, Stored>();
     try {
-      const index = JSON.parse(await readFile(writer.absolute(ASSET_INDEX_FILE), 'utf8')) as Record<
+      const index = JSON.parse((await writer.readOwn(ASSET_INDEX_FILE)).toString('utf8')) as Record<
         string,
         Stored
       >;
       for (const [url, stored] of Object.entries(index)) {
-        if (/^[0-9a-f]{64}$/.test(stored.sha256) && /^[a-z0-9]{1,5}$/.test(stored.ext))
-          known.set(url, stored);
+        if (/^[0-9a-f]{64}$/.test(stored.sha256) && STORED_EXTENSIONS.has(stored.ext)) known.set(url, stored);
       }
     } catch {
       // No index yet: every image is fetched.
@@ -99,13 +95,48 @@ export class AssetStore {
     this.referrers.set(url, referrers);
     let outcome = this.outcomes.get(url);
     if (outcome === undefined) {
-      outcome = (await this.reuse(url, host)) ?? (await this.fetch(url));
+      const reused = await this.reuse(url, host);
+      if (reused !== undefined) outcome = reused;
+      else {
+        const fetched = await this.fetch(url);
+        if ('body' in fetched) {
+          // Written at once and dropped: no body outlives this call.
+          outcome = fetched.stored;
+          this.outcomes.set(url, outcome);
+          return this.written(url, pageFile, assetPath(host, outcome), () =>
+            this.writer.write(assetPath(host, fetched.stored), fetched.body),
+          );
+        }
+        outcome = fetched;
+      }
       this.outcomes.set(url, outcome);
     }
     if (!('sha256' in outcome)) return undefined;
-    const file = assetPath(host, outcome);
-    if (!this.writer.has(file)) await this.materialise(file, outcome);
-    return file;
+    const stored = outcome;
+    const file = assetPath(host, stored);
+    if (this.writer.has(file)) return file;
+    return this.written(url, pageFile, file, () => this.materialise(file, stored));
+  }
+
+  /** `file` once `write` succeeds; undefined (and a problem in the report) when it fails. */
+  private async written(
+    url: string,
+    pageFile: string,
+    file: string,
+    write: () => Promise<void>,
+  ): Promise<string | undefined> {
+    try {
+      await write();
+      return file;
+    } catch (error) {
+      this.unwritten.push({
+        url,
+        kind: 'broken',
+        reason: `${file} could not be written: ${(error as Error).message}`,
+        pages: [pageFile],
+      });
+      return undefined;
+    }
   }
 
   /** Images that could not be stored, sorted by URL, with the pages that reference them. */
@@ -116,6 +147,7 @@ export class AssetStore {
       const pages = [...(this.referrers.get(url) ?? [])].sort(compareCodePoints);
       problems.push({ url, ...outcome, pages });
     }
+    problems.push(...this.unwritten);
     return problems.sort((a, b) => compareCodePoints(a.url, b.url));
   }
 
@@ -139,31 +171,36 @@ export class AssetStore {
     return undefined;
   }
 
-  /** A file holding these bytes from an earlier export, in this host's folder or another's. */
+  /**
+   * A file holding these bytes from this or an earlier export, in this host's folder or another's:
+   * a regular file reached without a link, no larger than an image may be, hashed as a stream.
+   */
   private async findCopy(stored: Stored, host: string): Promise<string | undefined> {
-    const own = this.writer.absolute(assetPath(host, stored));
-    const candidates = [own];
+    const candidates = [assetPath(host, stored)];
     const hosts = await readdir(this.writer.root).catch(() => [] as string[]);
-    for (const other of hosts.sort()) candidates.push(this.writer.absolute(assetPath(other, stored)));
+    for (const other of hosts.sort()) candidates.push(assetPath(other, stored));
     for (const candidate of candidates) {
-      const bytes = await readFile(candidate).catch(() => undefined);
-      if (bytes && sha256Hex(bytes) === stored.sha256) return candidate;
+      try {
+        const full = await this.writer.checked(candidate);
+        const stats = await lstat(full);
+        if (stats.size > this.options.maxAssetBytes) continue;
+        if ((await sha256File(full)) === stored.sha256) return full;
+      } catch {
+        // Missing, a link, or not a file: not a copy.
+      }
     }
     return undefined;
   }
 
   private async materialise(file: string, stored: Stored): Promise<void> {
-    const fresh = this.pending.get(stored.sha256);
-    if (fresh !== undefined) {
-      await this.writer.write(file, fresh);
-      return;
-    }
     const source = await this.findCopy(stored, path.posix.dirname(path.posix.dirname(file)));
     if (source === undefined) throw new Error(`the stored copy of ${file} disappeared during the export`);
-    await this.writer.write(file, await readFile(source));
+    await this.writer.copy(file, source);
   }
 
-  private async fetch(url: string): Promise<Stored | Omit<AssetProblem, 'pages' | 'url'>> {
+  private async fetch(
+    url: string,
+  ): Promise<{ stored: Stored; body: Buffer } | Omit<AssetProblem, 'pages' | 'url'>> {
     const origin = new URL(url).origin;
     const robotsOptions = { userAgent: this.options.userAgent, allowHosts: this.options.allowHosts };
     let gapMs = this.options.delayMs;
@@ -191,10 +228,16 @@ export class AssetStore {
     this.lastRequestEndMs.set(origin, Date.now());
     switch (result.kind) {
       case 'ok': {
+        const ext = sniffImage(result.body);
+        if (ext === undefined) {
+          return {
+            kind: 'refused',
+            reason: `not an image: served as ${result.contentType || 'no content type'} but the body is no PNG, JPEG, GIF, WebP, AVIF, ICO or SVG`,
+            status: result.status,
+          };
+        }
         this.stats.fetched += 1;
-        const stored = { sha256: sha256Hex(result.body), ext: extensionFor(result.contentType, url) };
-        this.pending.set(stored.sha256, result.body);
-        return stored;
+        return { stored: { sha256: sha256Hex(result.body), ext }, body: result.body };
       }
       case 'blocked':
         return { kind: 'refused', reason: `blocked by the SSRF guard: ${result.message}` };
@@ -220,13 +263,6 @@ export class AssetStore {
 
 function assetPath(host: string, stored: Stored): string {
   return path.posix.join(host, ASSETS_DIR, `${stored.sha256.slice(0, 20)}.${stored.ext}`);
-}
-
-function extensionFor(contentType: string, url: string): string {
-  const known = IMAGE_TYPES[contentType.toLowerCase()];
-  if (known) return known;
-  const fromUrl = /\.([a-z0-9]{1,5})$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase();
-  return fromUrl ?? 'bin';
 }
 
 function sha256Hex(bytes: Buffer): string {

@@ -3,15 +3,21 @@
  * `<out>/<host>/<path>.md` with YAML frontmatter, links between exported pages made relative,
  * images stored beside them, `llms.txt` and `llms-full.txt`, optionally `chunks.jsonl` — written
  * incrementally, so exporting unchanged data again rewrites no file.
+ *
+ * One page never stops the export: a page whose file cannot be written (a name the file system
+ * refuses, a symbolic link on its path, a full disk) is listed with its error under `failures` in
+ * `export-report.json` and every other page is still written. What does stop it — the store cannot
+ * be read, the output folder cannot be made, the manifest or the report cannot be written — throws.
  */
+import path from 'node:path';
 import type { Database, SqlParam } from '../db/database';
 import { canonicalizeUrl } from '../domain/url';
-import { AssetStore } from './asset-store';
+import { ASSET_INDEX_FILE, AssetStore } from './asset-store';
 import { type LlmsEntry, llmsFullSection, oneLine, renderLlmsTxt } from './llms-txt';
 import { rewriteMarkdownLinks } from './markdown-links';
 import { type ExportPage, renderPageFile } from './page-file';
-import { assignPagePaths, hostDir, relativeLink } from './tree-paths';
-import { TreeWriter } from './tree-writer';
+import { assignPagePaths, compareCodePoints, hostDir, relativeLink } from './tree-paths';
+import { type StreamedFile, TreeWriter } from './tree-writer';
 
 export const EXPORT_REPORT_FILE = 'export-report.json';
 
@@ -35,9 +41,21 @@ export interface ExportOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
+/** A page (or one of the export's own files) that could not be written, and why. */
+export interface ExportFailure {
+  url?: string;
+  file: string;
+  error: string;
+}
+
 export interface ExportSummary {
   out: string;
+  /** Pages written (or already up to date). */
   pages: number;
+  /** Pages and files that could not be written; each is listed in export-report.json. */
+  failures: number;
+  /** Where the report is (inside `out`). */
+  report: string;
   hosts: string[];
   files: { written: number; unchanged: number; removed: number };
   assets: { linked: number; fetched: number; reused: number; refused: number; broken: number };
@@ -92,7 +110,8 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
           delayMs: options.assetDelayMs ?? 1000,
           maxAssetBytes: options.maxAssetBytes ?? 10 * 1024 * 1024,
         });
-  const full = await writer.stream('llms-full.txt');
+  const failures: ExportFailure[] = [];
+  const full = await ownFile(writer, 'llms-full.txt', failures);
   const entries: LlmsEntry[] = [];
   let linkedAssets = 0;
   let lastHost: string | undefined;
@@ -111,57 +130,37 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
       const page = toPage(row);
       const file = paths.get(page.url);
       if (file === undefined) continue;
-      const host = hostDir(page.url);
-      const imageFiles = new Map<string, string | undefined>();
-      if (assets) {
-        rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
-          if (target.image) imageFiles.set(target.url, undefined);
-          return undefined;
-        });
-        for (const url of imageFiles.keys()) imageFiles.set(url, await assets.place(url, host, file));
-        linkedAssets += [...imageFiles.values()].filter(Boolean).length;
+      try {
+        const entry = await exportPage(page, file, { writer, assets, byLinkUrl, full, lastHost });
+        linkedAssets += entry.linkedAssets;
+        lastHost = entry.host;
+        entries.push(entry);
+        done += 1;
+      } catch (error) {
+        failures.push({ url: page.url, file, error: (error as Error).message });
+        writer.retain(file);
       }
-      const body = rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
-        const at = target.url.indexOf('#');
-        const fragment = at === -1 ? '' : target.url.slice(at);
-        if (target.image) {
-          const asset = imageFiles.get(target.url);
-          return asset === undefined ? undefined : relativeLink(file, asset);
-        }
-        const canonical = canonicalizeUrl(target.url);
-        const linked = canonical === null ? undefined : byLinkUrl.get(canonical);
-        return linked === undefined ? undefined : relativeLink(file, linked, fragment);
-      });
-      await writer.write(file, renderPageFile(page, body));
-      const title = page.title ?? page.url;
-      if (host !== lastHost) {
-        await full.write(`${lastHost === undefined ? '' : '\n'}# ${host}\n`);
-        lastHost = host;
-      }
-      await full.write(llmsFullSection({ title, url: page.finalUrl, file }, page.markdown));
-      const description = typeof page.metadata?.description === 'string' ? page.metadata.description : null;
-      entries.push({
-        host,
-        file,
-        url: page.finalUrl,
-        title,
-        note: oneLine(page.summary) ?? oneLine(description),
-        about: oneLine(description) ?? oneLine(page.summary),
-      });
-      done += 1;
     }
-    options.onProgress?.(done, urlRows.length);
+    options.onProgress?.(Math.min(offset + PAGE_BATCH, urlRows.length), urlRows.length);
   }
-  await full.close();
-  await writer.write('llms.txt', renderLlmsTxt(entries));
+  await attempt('llms-full.txt', failures, () => full.close());
+  await attempt('llms.txt', failures, () => writer.write('llms.txt', renderLlmsTxt(entries)));
 
   let chunkCount: number | undefined;
-  if (options.chunks) chunkCount = await writeChunks(db, writer, where, params, paths);
+  if (options.chunks) {
+    const chunks = await ownFile(writer, 'chunks.jsonl', failures);
+    chunkCount = await writeChunks(db, chunks, where, params, paths);
+    await attempt('chunks.jsonl', failures, () => chunks.close());
+  }
 
   const problems = assets?.problems() ?? [];
-  await assets?.finish();
+  if (assets) await attempt(ASSET_INDEX_FILE, failures, () => assets.finish());
+  // Stale files go before the report is written, so a removal refused is in it.
+  await writer.removeStale([EXPORT_REPORT_FILE]);
   const report = {
     pages: done,
+    failures: failures.sort((a, b) => compareCodePoints(a.file, b.file)),
+    removalsRefused: writer.refusedRemovals,
     assets: {
       refused: problems.filter((p) => p.kind === 'refused'),
       broken: problems.filter((p) => p.kind === 'broken'),
@@ -173,14 +172,16 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
   return {
     out: options.out,
     pages: done,
+    failures: failures.length,
+    report: path.join(options.out, EXPORT_REPORT_FILE),
     hosts: [...new Set(entries.map((entry) => entry.host))],
     files: { ...writer.counts },
     assets: {
       linked: linkedAssets,
       fetched: assets?.stats.fetched ?? 0,
       reused: assets?.stats.reused ?? 0,
-      refused: report.assets.refused.length,
-      broken: report.assets.broken.length,
+      refused: problems.filter((p) => p.kind === 'refused').length,
+      broken: problems.filter((p) => p.kind === 'broken').length,
     },
     ...(chunkCount === undefined ? {} : { chunks: chunkCount }),
     elapsedMs: Date.now() - started,
@@ -242,12 +243,11 @@ function toPage(row: PageRow): ExportPage {
  */
 async function writeChunks(
   db: Database,
-  writer: TreeWriter,
+  out: StreamedFile,
   where: string,
   params: SqlParam[],
   paths: Map<string, string>,
 ): Promise<number> {
-  const out = await writer.stream('chunks.jsonl');
   let count = 0;
   let after: [string, number] = ['', -1];
   for (;;) {
@@ -295,6 +295,75 @@ async function writeChunks(
     const last = rows[rows.length - 1];
     if (last) after = [last.url, last.position];
   }
-  await out.close();
   return count;
+}
+
+interface PageContext {
+  writer: TreeWriter;
+  assets: AssetStore | undefined;
+  byLinkUrl: Map<string, string>;
+  full: StreamedFile;
+  lastHost: string | undefined;
+}
+
+/** Writes one page's file and its part of llms-full.txt; its llms.txt entry is the result. */
+async function exportPage(
+  page: ExportPage,
+  file: string,
+  context: PageContext,
+): Promise<LlmsEntry & { linkedAssets: number }> {
+  const { writer, assets, byLinkUrl, full } = context;
+  const host = hostDir(page.url);
+  const imageFiles = new Map<string, string | undefined>();
+  if (assets) {
+    rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
+      if (target.image) imageFiles.set(target.url, undefined);
+      return undefined;
+    });
+    for (const url of imageFiles.keys()) imageFiles.set(url, await assets.place(url, host, file));
+  }
+  const body = rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
+    const at = target.url.indexOf('#');
+    const fragment = at === -1 ? '' : target.url.slice(at);
+    if (target.image) {
+      const asset = imageFiles.get(target.url);
+      return asset === undefined ? undefined : relativeLink(file, asset);
+    }
+    const canonical = canonicalizeUrl(target.url);
+    const linked = canonical === null ? undefined : byLinkUrl.get(canonical);
+    return linked === undefined ? undefined : relativeLink(file, linked, fragment);
+  });
+  await writer.write(file, renderPageFile(page, body));
+  const title = page.title ?? page.url;
+  // After the page's own file: a page that failed has no section (llms-full.txt lists written files).
+  if (host !== context.lastHost) await full.write(`${context.lastHost === undefined ? '' : '\n'}# ${host}\n`);
+  await full.write(llmsFullSection({ title, url: page.finalUrl, file }, page.markdown));
+  const description = typeof page.metadata?.description === 'string' ? page.metadata.description : null;
+  return {
+    host,
+    file,
+    url: page.finalUrl,
+    title,
+    note: oneLine(page.summary) ?? oneLine(description),
+    about: oneLine(description) ?? oneLine(page.summary),
+    linkedAssets: [...imageFiles.values()].filter(Boolean).length,
+  };
+}
+
+/** A file of the export's own; if it cannot be opened, a failure is recorded and writes go nowhere. */
+async function ownFile(writer: TreeWriter, file: string, failures: ExportFailure[]): Promise<StreamedFile> {
+  try {
+    return await writer.stream(file);
+  } catch (error) {
+    failures.push({ file, error: (error as Error).message });
+    return { write: async () => {}, close: async () => {} };
+  }
+}
+
+async function attempt(file: string, failures: ExportFailure[], work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    failures.push({ file, error: (error as Error).message });
+  }
 }

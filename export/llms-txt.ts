@@ -2,6 +2,10 @@
  * `llms.txt` (https://llmstxt.org): an H1, a one-paragraph summary in a blockquote, then sections of
  * links, one line each (`- [title](file): note`). One section per host and top-level folder so a
  * large site stays navigable. Built only from the exported data, so it is the same bytes each run.
+ *
+ * Titles, descriptions and summaries come from pages (and LLMs reading pages), so each is put on
+ * one line and escaped before it reaches a Markdown line: no line break starts a heading or a list
+ * item of its own, no `[text](javascript:…)` or `<url>` becomes a link, no `<tag>` is HTML.
  */
 import path from 'node:path';
 import { compareCodePoints } from './tree-paths';
@@ -18,17 +22,29 @@ export interface LlmsEntry {
 
 const MAX_NOTE_CHARS = 200;
 
-/** The first sentence of a text, on one line, at most MAX_NOTE_CHARS long. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
+const LINE_BREAKS_AND_CONTROLS = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+/**
+ * What could make a link, an image, an autolink, raw HTML or a code span: backslash-escaped
+ * (CommonMark allows it before any ASCII punctuation). Emphasis marks stay: they cannot inject.
+ */
+const INLINE_MARKUP = /[\\`[\]<>]/g;
+/** Markup that only counts at the start of a line (headings, quotes, list items, rules). */
+const LINE_START_MARKUP = /^(#|>|[-+*=]|\d+[.)])/;
+
+/** `value` on one line, with the Markdown and HTML it could carry escaped; still readable text. */
+export function escapeInline(value: string): string {
+  const flat = value.replace(LINE_BREAKS_AND_CONTROLS, ' ').trim();
+  return flat.replace(INLINE_MARKUP, '\\$&').replace(LINE_START_MARKUP, '\\$1');
+}
+
+/** The first sentence of a text, on one line, at most MAX_NOTE_CHARS long (not escaped). */
 export function oneLine(value: string | null | undefined): string | undefined {
   if (!value) return undefined;
-  const flat = value.replace(/\s+/g, ' ').trim();
+  const flat = value.replace(LINE_BREAKS_AND_CONTROLS, ' ').trim();
   if (flat === '') return undefined;
   const sentence = /^(.{20,}?[.!?])\s/.exec(`${flat} `)?.[1] ?? flat;
   return sentence.length <= MAX_NOTE_CHARS ? sentence : `${sentence.slice(0, MAX_NOTE_CHARS - 1)}…`;
-}
-
-function escapeLinkText(value: string): string {
-  return value.replace(/([[\]\\])/g, '\\$1').replace(/\s+/g, ' ');
 }
 
 export function renderLlmsTxt(entries: readonly LlmsEntry[]): string {
@@ -38,10 +54,10 @@ export function renderLlmsTxt(entries: readonly LlmsEntry[]): string {
   const title =
     hosts.length === 1 && hosts[0] !== undefined ? (home(hosts[0])?.title ?? hosts[0]) : 'gleaner corpus';
   const about = hosts.length === 1 && hosts[0] !== undefined ? home(hosts[0])?.about : undefined;
-  const lines = [`# ${title}`, ''];
+  const lines = [`# ${escapeInline(title)}`, ''];
   const counts = `${entries.length} page${entries.length === 1 ? '' : 's'} from ${hosts.join(', ')}`;
   lines.push(
-    `> ${about ? `${about} ` : ''}This corpus holds ${counts}, exported by gleaner as Markdown files with YAML frontmatter (title, URL, summary, tags); links between them are relative, and llms-full.txt holds the full text.`,
+    `> ${about ? `${escapeInline(about)} ` : ''}This corpus holds ${escapeInline(counts)}, exported by gleaner as Markdown files with YAML frontmatter (title, URL, summary, tags); links between them are relative, and llms-full.txt holds the full text.`,
     '',
   );
   const sections = new Map<string, LlmsEntry[]>();
@@ -51,11 +67,11 @@ export function renderLlmsTxt(entries: readonly LlmsEntry[]): string {
     sections.set(key, [...(sections.get(key) ?? []), entry]);
   }
   for (const key of [...sections.keys()].sort(compareCodePoints)) {
-    lines.push(`## ${key}`, '');
+    lines.push(`## ${escapeInline(key)}`, '');
     const members = (sections.get(key) ?? []).sort((a, b) => compareCodePoints(a.file, b.file));
     for (const entry of members) {
-      const note = entry.note ? `: ${entry.note}` : '';
-      lines.push(`- [${escapeLinkText(entry.title)}](${encodeURI(entry.file)})${note}`);
+      const note = entry.note ? `: ${escapeInline(entry.note)}` : '';
+      lines.push(`- [${escapeInline(entry.title)}](${encodeLinkPath(entry.file)})${note}`);
     }
     lines.push('');
   }
@@ -67,5 +83,16 @@ export function llmsFullSection(
   entry: { title: string; url: string; file: string },
   markdown: string,
 ): string {
-  return `\n## ${entry.title}\n\nSource: ${entry.url}\nFile: ${path.posix.normalize(entry.file)}\n\n${markdown.trim()}\n`;
+  const title = escapeInline(entry.title);
+  return `\n## ${title}\n\nSource: ${entry.url}\nFile: ${path.posix.normalize(entry.file)}\n\n${markdown.trim()}\n`;
+}
+
+/** A relative file path as a link destination: every segment percent-encoded, parentheses too. */
+function encodeLinkPath(file: string): string {
+  return file
+    .split('/')
+    .map((segment) =>
+      encodeURIComponent(segment).replace(/[()]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+    )
+    .join('/');
 }

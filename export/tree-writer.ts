@@ -4,10 +4,17 @@
  * rename so a reader never sees half a file, and files a previous export wrote but this one did not
  * are removed. Only files listed in the previous manifest are ever deleted: a user's own files in
  * the output folder are left alone.
+ *
+ * Nothing is written, read back or deleted through a symbolic link inside the output folder: a link
+ * planted there (by another local user, or left by a tool) could otherwise point a page's file, or
+ * a manifest-driven deletion, at any file the exporting user may write. Every component below the
+ * root is checked with lstat before each write and each deletion, temporary files are opened with
+ * O_NOFOLLOW | O_EXCL, and rename replaces a link at the final name instead of following it. The
+ * output folder itself may be a link: that is the user's choice, resolved once when it is opened.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, type WriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { constants, createReadStream, type WriteStream } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { compareCodePoints } from './tree-paths';
 
@@ -25,9 +32,31 @@ export interface StreamedFile {
   close(): Promise<void>;
 }
 
+/** A path inside the output folder that the export refuses to write or delete. */
+export class UnsafeExportPathError extends Error {
+  override readonly name = 'UnsafeExportPathError';
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${reason}`);
+  }
+}
+
+/** A file of the previous export left in place, with why. */
+export interface RefusedRemoval {
+  file: string;
+  reason: string;
+}
+
+const TEMPORARY_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
 export class TreeWriter {
   readonly counts: WriteCounts = { written: 0, unchanged: 0, removed: 0 };
+  /** Files of the previous export this one would have removed but did not (a link on the way). */
+  readonly refusedRemovals: RefusedRemoval[] = [];
   private readonly files = new Set<string>();
+  private temporaries = 0;
 
   constructor(
     readonly root: string,
@@ -37,16 +66,18 @@ export class TreeWriter {
   /** Files the previous export wrote, from its manifest (none when there is no manifest). */
   static async open(root: string): Promise<TreeWriter> {
     await mkdir(root, { recursive: true });
+    const real = await realpath(root);
+    const writer = new TreeWriter(real, []);
     let previous: string[] = [];
     try {
-      const manifest = JSON.parse(await readFile(path.join(root, MANIFEST_FILE), 'utf8')) as {
+      const manifest = JSON.parse((await writer.readOwn(MANIFEST_FILE)).toString('utf8')) as {
         files?: unknown;
       };
       if (Array.isArray(manifest.files)) previous = manifest.files.filter((f) => typeof f === 'string');
     } catch {
-      // No manifest (a first export) or an unreadable one: remove nothing.
+      // No manifest (a first export), an unreadable one or a link in its place: remove nothing.
     }
-    return new TreeWriter(root, previous);
+    return new TreeWriter(real, previous);
   }
 
   has(file: string): boolean {
@@ -55,25 +86,90 @@ export class TreeWriter {
 
   absolute(file: string): string {
     const full = path.resolve(this.root, file);
-    if (!full.startsWith(path.resolve(this.root) + path.sep))
-      throw new Error(`path escapes the export: ${file}`);
+    if (!full.startsWith(this.root + path.sep)) throw new UnsafeExportPathError(file, 'escapes the export');
     return full;
+  }
+
+  /**
+   * The absolute path of `file`, after checking that no component below the root that exists is a
+   * symbolic link, and that every existing parent is a folder. The final component may be missing.
+   */
+  async checked(file: string): Promise<string> {
+    const full = this.absolute(file);
+    const parts = path.relative(this.root, full).split(path.sep);
+    let current = this.root;
+    for (const [index, part] of parts.entries()) {
+      current = path.join(current, part);
+      const stats = await lstat(current).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (stats === undefined) return full;
+      const shown = path.relative(this.root, current);
+      if (stats.isSymbolicLink())
+        throw new UnsafeExportPathError(
+          file,
+          `${shown} is a symbolic link; the export does not write through links`,
+        );
+      const last = index === parts.length - 1;
+      if (!last && !stats.isDirectory()) throw new UnsafeExportPathError(file, `${shown} is not a folder`);
+      if (last && !stats.isFile()) throw new UnsafeExportPathError(file, `${shown} is not a regular file`);
+    }
+    return full;
+  }
+
+  /** The bytes of a file the export itself keeps (manifest, asset index), never through a link. */
+  async readOwn(file: string): Promise<Buffer> {
+    return readFile(await this.checked(file));
   }
 
   /** Writes `file` (relative, POSIX) unless it already holds exactly these bytes. */
   async write(file: string, content: string | Buffer): Promise<void> {
-    this.files.add(file);
-    const full = this.absolute(file);
+    const full = await this.checked(file);
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     if (await sameBytes(full, bytes)) {
+      this.files.add(file);
       this.counts.unchanged += 1;
       return;
     }
-    await mkdir(path.dirname(full), { recursive: true });
-    const temporary = `${full}.${process.pid}.tmp`;
-    await writeFile(temporary, bytes);
-    await rename(temporary, full);
-    this.counts.written += 1;
+    await this.makeParents(file, full);
+    const temporary = this.temporaryFor(full);
+    const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
+    try {
+      await handle.writeFile(bytes);
+    } finally {
+      await handle.close();
+    }
+    await this.moveIntoPlace(file, temporary, full);
+    this.files.add(file);
+  }
+
+  /** Writes `file` with the bytes of `source` (absolute), streamed, unless it already holds them. */
+  async copy(file: string, source: string): Promise<void> {
+    const full = await this.checked(file);
+    const sourceStats = await lstat(source);
+    if (!sourceStats.isFile()) throw new UnsafeExportPathError(file, 'its source is not a regular file');
+    if (
+      (await fileSize(full)) === sourceStats.size &&
+      (await sha256File(full)) === (await sha256File(source))
+    ) {
+      this.files.add(file);
+      this.counts.unchanged += 1;
+      return;
+    }
+    await this.makeParents(file, full);
+    const temporary = this.temporaryFor(full);
+    const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
+    const out = handle.createWriteStream();
+    await new Promise<void>((resolve, reject) => {
+      const input = createReadStream(source);
+      input.on('error', reject);
+      out.on('error', reject);
+      out.on('finish', () => resolve());
+      input.pipe(out);
+    });
+    await this.moveIntoPlace(file, temporary, full);
+    this.files.add(file);
   }
 
   /** Notes a file that is already in place (an asset kept from an earlier export) as part of this one. */
@@ -84,13 +180,21 @@ export class TreeWriter {
     }
   }
 
+  /**
+   * Keeps a file of the previous export that this one could not rewrite (its page failed): the last
+   * good copy stays, still listed in the manifest, instead of being removed for a passing error.
+   */
+  retain(file: string): void {
+    if (this.previousFiles.includes(file)) this.files.add(file);
+  }
+
   /** A file written in pieces to a temporary file, moved into place at close only if it changed. */
   async stream(file: string): Promise<StreamedFile> {
-    this.files.add(file);
-    const full = this.absolute(file);
-    await mkdir(path.dirname(full), { recursive: true });
-    const temporary = `${full}.${process.pid}.tmp`;
-    const out: WriteStream = createWriteStream(temporary);
+    const full = await this.checked(file);
+    await this.makeParents(file, full);
+    const temporary = this.temporaryFor(full);
+    const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
+    const out: WriteStream = handle.createWriteStream();
     const hash = createHash('sha256');
     let size = 0;
     return {
@@ -110,45 +214,86 @@ export class TreeWriter {
           out.end((error?: Error | null) => (error ? reject(error) : resolve())),
         );
         const digest = hash.digest('hex');
+        await this.checked(file);
         if ((await fileSize(full)) === size && (await sha256File(full)) === digest) {
           await rm(temporary);
+          this.files.add(file);
           this.counts.unchanged += 1;
         } else {
-          await rename(temporary, full);
-          this.counts.written += 1;
+          await this.moveIntoPlace(file, temporary, full);
+          this.files.add(file);
         }
       },
     };
   }
 
   /**
-   * Removes the files the previous export wrote and this one did not, then empty folders left
-   * behind, and records this export's files in the manifest.
+   * Removes the files the previous export wrote and this one did not (nor will: `stillToWrite`),
+   * then empty folders left behind. A file is removed only when it is a regular file reached
+   * without a link, inside the output folder once every link is resolved; anything else stays and
+   * is listed in `refusedRemovals`.
    */
-  async finish(): Promise<void> {
+  async removeStale(stillToWrite: readonly string[] = []): Promise<void> {
     for (const file of this.previousFiles) {
-      if (this.files.has(file)) continue;
+      if (this.files.has(file) || stillToWrite.includes(file)) continue;
       let full: string;
       try {
-        full = this.absolute(file);
-      } catch {
-        continue;
+        full = await this.checked(file);
+        if ((await fileSize(full)) === undefined) continue;
+        const parent = await realpath(path.dirname(full));
+        if (!(parent + path.sep).startsWith(this.root + path.sep))
+          throw new UnsafeExportPathError(file, 'lies outside the export');
+      } catch (error) {
+        if (error instanceof UnsafeExportPathError) {
+          this.refusedRemovals.push({ file, reason: error.reason });
+          continue;
+        }
+        throw error;
       }
-      if (!existsSync(full)) continue;
-      await rm(full, { force: true });
+      await unlink(full);
       this.counts.removed += 1;
-      await removeEmptyParents(path.dirname(full), path.resolve(this.root));
+      await removeEmptyParents(path.dirname(full), this.root);
     }
+  }
+
+  /** Records this export's files in the manifest, which the next export removes stale files by. */
+  async finish(): Promise<void> {
     const files = [...this.files].sort(compareCodePoints);
     const manifest = `${JSON.stringify({ generator: 'gleaner export', files }, null, 1)}\n`;
-    const full = path.join(this.root, MANIFEST_FILE);
-    if (!(await sameBytes(full, Buffer.from(manifest)))) await writeFile(full, manifest);
+    const before = { ...this.counts };
+    await this.write(MANIFEST_FILE, manifest);
+    // The manifest is bookkeeping, not part of the export's file counts.
+    Object.assign(this.counts, before);
+  }
+
+  private temporaryFor(full: string): string {
+    // A short name of its own, not `<name>.tmp`: a name near the file system's limit must still fit.
+    this.temporaries += 1;
+    return path.join(path.dirname(full), `.gleaner-${process.pid}-${this.temporaries}.tmp`);
+  }
+
+  private async makeParents(file: string, full: string): Promise<void> {
+    await mkdir(path.dirname(full), { recursive: true });
+    // mkdir follows links; check again now that the folders exist.
+    await this.checked(file);
+  }
+
+  /** rename replaces a link at `full` rather than following it; the path is checked once more. */
+  private async moveIntoPlace(file: string, temporary: string, full: string): Promise<void> {
+    try {
+      await this.checked(file);
+      await rename(temporary, full);
+    } catch (error) {
+      await unlink(temporary).catch(() => {});
+      throw error;
+    }
   }
 }
 
 async function fileSize(file: string): Promise<number | undefined> {
   try {
-    return (await stat(file)).size;
+    const stats = await lstat(file);
+    return stats.isFile() ? stats.size : undefined;
   } catch {
     return undefined;
   }
@@ -159,7 +304,7 @@ async function sameBytes(file: string, bytes: Buffer): Promise<boolean> {
   return (await readFile(file)).equals(bytes);
 }
 
-async function sha256File(file: string): Promise<string> {
+export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
