@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgDatabase } from '../../db/pg-database';
-import { processAlive } from '../../db/pglite-database';
+import { type LockInfo, processAlive, socketUrlOf } from '../../db/pglite-database';
 import { addGeneratedPages } from '../helpers/generated-site';
 import { runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
 import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
@@ -52,15 +52,14 @@ describe('kill -9 of gleaner crawl --wait', () => {
     await waitFor(() => pageRequests().length >= 2, 180_000, '2 pages').catch((error: Error) => {
       throw new Error(`${error.message}; gleaner stderr:\n${stderr}`);
     });
-    const lock = JSON.parse(readFileSync(path.join(home, 'pgdata.lock'), 'utf8')) as {
-      temporalPid?: number;
-      databaseUrl: string;
-    };
+    const lockFile = path.join(home, 'pgdata.lock');
+    const lock = JSON.parse(readFileSync(lockFile, 'utf8')) as LockInfo;
     expect(lock.temporalPid).toBeGreaterThan(0);
     // Kill between two requests: a request in flight at the kill would be sent again, since its
     // response was never stored (fetching is at least once; storing and indexing exactly once).
     // Read through the running process's socket until every request the site saw is a stored page.
-    const db = new PgDatabase(lock.databaseUrl);
+    // The lock holds no password: the socket's is in pgdata.password, as for `gleaner search`.
+    const db = new PgDatabase(socketUrlOf(lockFile, lock) ?? '');
     try {
       for (let settled = false; !settled; ) {
         const stored = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pages');
