@@ -1,7 +1,7 @@
 /** Where pages land in the export tree, and how links are rewritten between them. */
 import { describe, expect, it } from 'vitest';
 import { markdownTargets, rewriteMarkdownLinks } from '../../export/markdown-links';
-import { assignPagePaths, naturalPagePath, relativeLink } from '../../export/tree-paths';
+import { assignPagePaths, naturalPagePath, relativeLink, truncateUtf8 } from '../../export/tree-paths';
 
 describe('export tree paths', () => {
   it('mirrors the URL path: / is index.md, page extensions become .md, queries a stable suffix', () => {
@@ -25,6 +25,58 @@ describe('export tree paths', () => {
     expect(one).toEqual(two);
     expect(one.get('https://h.org/a/')).toBe('h.org/a/index.md');
     expect(one.get('https://h.org/a/index.html')).toMatch(/^h\.org\/a\/index--[0-9a-f]{10}\.md$/);
+  });
+
+  it('caps every name in UTF-8 bytes, cut on a character boundary, distinct and stable', () => {
+    const cjk = '漢'.repeat(100); // 100 characters, 300 bytes: over the 255-byte name limit
+    const a = naturalPagePath(`https://h.org/docs/${encodeURIComponent(cjk)}`);
+    const b = naturalPagePath(`https://h.org/docs/${encodeURIComponent(`${cjk}二`)}`);
+    for (const file of [a, b]) {
+      for (const segment of file.split('/'))
+        expect(Buffer.byteLength(segment, 'utf8')).toBeLessThanOrEqual(255);
+      expect(file).not.toContain('\uFFFD');
+      expect(file).toMatch(/^h\.org\/docs\/漢+--[0-9a-f]{10}\.md$/);
+    }
+    expect(a).not.toBe(b);
+    expect(naturalPagePath(`https://h.org/docs/${encodeURIComponent(cjk)}`)).toBe(a);
+    // Two-byte and four-byte characters are never split either.
+    expect(truncateUtf8('é'.repeat(10), 5)).toBe('éé');
+    expect(truncateUtf8('😀😀', 7)).toBe('😀');
+    // With a query suffix and a collision suffix the name still fits.
+    const long = `https://h.org/${encodeURIComponent('語'.repeat(300))}?q=1`;
+    const paths = assignPagePaths([long, `${long}`.replace('?q=1', '?q=1&'), long.toUpperCase()]);
+    for (const file of paths.values())
+      for (const segment of file.split('/'))
+        expect(Buffer.byteLength(segment, 'utf8')).toBeLessThanOrEqual(255);
+  });
+
+  it('renames a file that stands where a folder is needed, the same in any order', () => {
+    const urls = [
+      'https://h.org/a',
+      'https://h.org/a.md/x',
+      'https://h.org/b/',
+      'https://h.org/b/index.md/y',
+    ];
+    const one = assignPagePaths(urls);
+    const two = assignPagePaths([...urls].reverse());
+    expect(one).toEqual(two);
+    const files = [...one.values()];
+    const folders = new Set(
+      files
+        .flatMap((f) =>
+          f
+            .split('/')
+            .slice(1, -1)
+            .map((_, i, all) => all.slice(0, i + 1).join('/')),
+        )
+        .map((f) => `h.org/${f}`),
+    );
+    for (const file of files) expect(folders.has(file)).toBe(false);
+    expect(one.get('https://h.org/a.md/x')).toBe('h.org/a.md/x.md');
+    expect(one.get('https://h.org/a')).toMatch(/^h\.org\/a--[0-9a-f]{10}\.md$/);
+    expect(one.get('https://h.org/b/')).toMatch(/^h\.org\/b\/index--[0-9a-f]{10}\.md$/);
+    // A host may not take the name of a file the export writes at its root.
+    expect(naturalPagePath('http://llms.txt/')).toBe('llms.txt_host/index.md');
   });
 
   it('makes relative, escaped links', () => {
