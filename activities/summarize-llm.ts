@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, SqlParam } from '../db/database';
 import { proseOf } from '../domain/key-phrases';
 import { applyTagPolicy, MAX_TAGS, MIN_TAGS, parseTagAnswer } from '../domain/tags';
+import { llmApiKeyFromEnv } from '../infra/llm-api-key';
 import { siteNamesOf } from './summarize-offline';
 
 export interface LlmConfig {
@@ -23,14 +24,18 @@ export interface LlmConfig {
   timeoutMs?: number;
 }
 
-/** LLM settings from GLEANER_LLM_URL, GLEANER_LLM_MODEL, GLEANER_LLM_API_KEY; undefined without a URL. */
+/**
+ * LLM settings from GLEANER_LLM_URL, GLEANER_LLM_MODEL and GLEANER_LLM_API_KEY or
+ * GLEANER_LLM_API_KEY_FILE; undefined without a URL.
+ */
 export function llmConfigFromEnv(env: NodeJS.ProcessEnv = process.env): LlmConfig | undefined {
   const url = env.GLEANER_LLM_URL?.trim();
   if (!url) return undefined;
+  const apiKey = llmApiKeyFromEnv(env);
   return {
     url,
     model: env.GLEANER_LLM_MODEL?.trim() || 'default',
-    ...(env.GLEANER_LLM_API_KEY ? { apiKey: env.GLEANER_LLM_API_KEY } : {}),
+    ...(apiKey ? { apiKey } : {}),
   };
 }
 

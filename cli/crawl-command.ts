@@ -6,6 +6,7 @@ import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/c
 import { QUEUE_KINDS } from '../domain/temporal-names';
 import { canonicalizeUrl } from '../domain/url';
 import { gleanerHome } from '../infra/gleaner-home';
+import { llmApiKeyFromEnv } from '../infra/llm-api-key';
 import { LOG_FILE } from '../infra/logger';
 import type { Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
@@ -32,7 +33,10 @@ export interface CrawlCommandOptions {
   onlyDue?: boolean;
   llmUrl?: string;
   llmModel?: string;
+  /** Visible in `ps`: prefer `llmApiKeyFile` or GLEANER_LLM_API_KEY. */
   llmApiKey?: string;
+  /** A file whose first line is the LLM endpoint's key (sets GLEANER_LLM_API_KEY_FILE). */
+  llmApiKeyFile?: string;
   crawlId?: string;
   wait?: boolean;
   json?: boolean;
@@ -218,7 +222,7 @@ export function printSummary(summary: CrawlSummary, failures: FailureGroup[], js
 }
 
 /**
- * `--llm-url/--llm-model/--llm-api-key` configure this process's `gleaner-llm` workers the way the
+ * `--llm-url/--llm-model/--llm-api-key-file` configure this process's `gleaner-llm` workers the way the
  * environment does for separate workers (the key never enters the crawl spec or workflow history).
  */
 function applyLlmOptions(options: CrawlCommandOptions): void {
@@ -234,5 +238,19 @@ function applyLlmOptions(options: CrawlCommandOptions): void {
     process.env.GLEANER_LLM_URL = options.llmUrl;
   }
   if (options.llmModel !== undefined) process.env.GLEANER_LLM_MODEL = options.llmModel;
-  if (options.llmApiKey !== undefined) process.env.GLEANER_LLM_API_KEY = options.llmApiKey;
+  if (options.llmApiKeyFile !== undefined) {
+    process.env.GLEANER_LLM_API_KEY_FILE = options.llmApiKeyFile;
+    // Read now, so a wrong path is a usage error before the crawl starts.
+    try {
+      llmApiKeyFromEnv({ GLEANER_LLM_API_KEY_FILE: options.llmApiKeyFile });
+    } catch (error) {
+      throw new UsageError(`--llm-api-key-file: ${(error as Error).message}`);
+    }
+  }
+  if (options.llmApiKey !== undefined) {
+    process.stderr.write(
+      'warning: --llm-api-key is visible to every user of this machine (ps, /proc); use --llm-api-key-file PATH or GLEANER_LLM_API_KEY instead\n',
+    );
+    process.env.GLEANER_LLM_API_KEY = options.llmApiKey;
+  }
 }

@@ -88,7 +88,11 @@ program
     'also summarise and tag pages with this OpenAI-compatible endpoint (or GLEANER_LLM_URL)',
   )
   .option('--llm-model <name>', 'model to ask (or GLEANER_LLM_MODEL)')
-  .option('--llm-api-key <key>', 'bearer key for the endpoint (or GLEANER_LLM_API_KEY)')
+  .option(
+    '--llm-api-key-file <path>',
+    "file holding the endpoint's bearer key (or GLEANER_LLM_API_KEY_FILE, GLEANER_LLM_API_KEY)",
+  )
+  .option('--llm-api-key <key>', 'bearer key for the endpoint; visible in ps, prefer --llm-api-key-file')
   .option('--crawl-id <id>', 'id for the crawl (default: time-based)')
   .option('--wait', 'block until the crawl finishes, showing progress')
   .option('--json', 'print one JSON summary on stdout')
