@@ -1,10 +1,10 @@
 /** Long-running commands: `gleaner dev` (everything, embedded) and `gleaner worker` (some queues). */
 
-import { redact } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
 import { crawlsListUrl, QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
-import { openRuntime, type Runtime } from '../infra/runtime';
+import { openRuntime } from '../infra/runtime';
 import type { ApiCommandOptions } from './api-command';
+import { psqlLines } from './dev-banner';
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -33,7 +33,7 @@ export async function runDevCommand(options: ApiCommandOptions = {}): Promise<vo
           ? [`  Temporal Web    ${crawlsListUrl(runtime.temporalUiUrl, runtime.namespace)}  (crawls only)`]
           : []),
         `  HTTP API        ${api.url}  (OpenAPI ${api.url}/openapi.json, docs ${api.url}/docs)`,
-        ...psqlLines(runtime),
+        ...psqlLines({ databaseUrl: runtime.databaseUrl, embedded: runtime.embedded.database }),
         `  workers         ${QUEUE_KINDS.join(', ')}`,
         '  other gleaner commands in this folder attach to this process',
         '',
@@ -43,21 +43,6 @@ export async function runDevCommand(options: ApiCommandOptions = {}): Promise<vo
   } finally {
     await runtime.close();
   }
-}
-
-/**
- * The embedded store's psql URL is printed whole: it is the user's own way in, and its password
- * lives in a 0600 file beside the store anyway. A DATABASE_URL the operator set is redacted: they
- * know it, and a terminal or CI log is no place for a server's password.
- */
-function psqlLines(runtime: Runtime): string[] {
-  if (!runtime.databaseUrl) return [];
-  if (!runtime.embedded.database)
-    return [`  psql            psql "${redact(runtime.databaseUrl)}"  (DATABASE_URL)`];
-  return [
-    `  psql            psql "${runtime.databaseUrl}"`,
-    "                  (the URL holds the store socket's password: keep it to yourself)",
-  ];
 }
 
 export async function runWorkerCommand(queues: readonly QueueKind[]): Promise<void> {
