@@ -124,3 +124,99 @@ function yearOutOfBounds(year: number, limits: Required<TrapOptions>): string | 
   if (year > limits.maxYear) return `after ${limits.maxYear}`;
   return undefined;
 }
+
+/** Limits of {@link TrapBudget}; every field optional. */
+export interface TrapBudgetOptions {
+  /** Distinct URLs admitted per trap family: a year of monthly calendar pages. @default 12 */
+  perFamily?: number;
+  /** Families tracked; a URL of a family beyond these is refused. @default 1000 */
+  maxFamilies?: number;
+}
+
+const DAY_SEGMENT = /^(0[1-9]|[12]\d|3[01])$/;
+const ISO_SEGMENT = /^\d{4}-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?$/;
+
+/**
+ * The family of URLs an endless generator produces that `url` belongs to, or undefined when it
+ * belongs to none. Each passes {@link trapReason} one by one and is only ever bounded by the crawl's
+ * depth, so a family is given a budget of distinct URLs instead:
+ *
+ * - `calendar`: a path that ends in a date (`/calendar/2026/01/`, `/events/2026/01/15/`,
+ *   `/day/2026-01-15`) or a query holding one (`?month=2026-01`): calendar views, one family per
+ *   path shape with the date masked and per date granularity. A date followed by more path is a
+ *   dated page (`/blog/2024/05/17/my-post/`) and belongs to no family.
+ * - `repeat`: a path in which a segment other than a number occurs twice (`/a/b/a/b/`, `/x/x/`), the
+ *   shape broken relative links take; one family per first segment.
+ */
+export function trapFamily(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const segments = parsed.pathname.split('/').filter((segment) => segment !== '');
+  const calendarPath = maskedTrailingDate(segments);
+  if (calendarPath !== undefined) return `calendar ${parsed.origin}/${calendarPath}`;
+  // Numbers repeat in ordinary paths (`/2024/01/01/`, `/page/2/2`); words do not.
+  const words = segments.filter((segment) => !/^\d+$/.test(segment));
+  if (new Set(words).size < words.length) return `repeat ${parsed.origin}/${segments[0]}/`;
+  const dateKeys = [...parsed.searchParams]
+    .filter(
+      ([key, value]) => ISO_DATE.test(value) || (YEAR_KEYS.has(key.toLowerCase()) && /^\d{4}$/.test(value)),
+    )
+    .map(([key]) => key);
+  if (dateKeys.length > 0) return `calendar ${parsed.origin}${parsed.pathname}?${dateKeys.sort().join('&')}`;
+  return undefined;
+}
+
+/** The path with its trailing date masked (`calendar/{yyyy}/{mm}/{dd}`), when it ends in a date. */
+function maskedTrailingDate(segments: readonly string[]): string | undefined {
+  const last = segments.length - 1;
+  const at = (index: number) => segments[index] ?? '';
+  const prefix = (end: number) => segments.slice(0, end);
+  if (last >= 0 && ISO_SEGMENT.test(at(last))) return [...prefix(last), '{date}'].join('/');
+  if (
+    last >= 2 &&
+    YEAR_SEGMENT.test(at(last - 2)) &&
+    MONTH_SEGMENT.test(at(last - 1)) &&
+    DAY_SEGMENT.test(at(last))
+  )
+    return [...prefix(last - 2), '{yyyy}', '{mm}', '{dd}'].join('/');
+  if (last >= 1 && YEAR_SEGMENT.test(at(last - 1)) && MONTH_SEGMENT.test(at(last)))
+    return [...prefix(last - 1), '{yyyy}', '{mm}'].join('/');
+  return undefined;
+}
+
+/**
+ * Admits at most `perFamily` distinct URLs of each {@link trapFamily}: an endless calendar or a
+ * self-repeating path draws a bounded number of requests whatever the crawl's depth, and URLs of no
+ * family (every ordinary page, every dated post) are always admitted. A URL admitted once stays
+ * admitted, so asking again (a retried activity) gives the same answer. Pure: no clock, no I/O.
+ */
+export class TrapBudget {
+  private readonly families = new Map<string, Set<string>>();
+  private readonly perFamily: number;
+  private readonly maxFamilies: number;
+
+  constructor(options: TrapBudgetOptions = {}) {
+    this.perFamily = options.perFamily ?? 12;
+    this.maxFamilies = options.maxFamilies ?? 1000;
+  }
+
+  /** True when `url` may be crawled; counts it against its family. */
+  admit(url: string): boolean {
+    const family = trapFamily(url);
+    if (family === undefined) return true;
+    let admitted = this.families.get(family);
+    if (admitted === undefined) {
+      if (this.families.size >= this.maxFamilies) return false;
+      admitted = new Set();
+      this.families.set(family, admitted);
+    }
+    if (admitted.has(url)) return true;
+    if (admitted.size >= this.perFamily) return false;
+    admitted.add(url);
+    return true;
+  }
+}

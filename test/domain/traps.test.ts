@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { trapReason } from '../../domain/traps';
+import { isCrawlable } from '../../domain/crawlable';
+import { compileScope } from '../../domain/scope';
+import { TrapBudget, trapFamily, trapReason } from '../../domain/traps';
 
 describe('trapReason', () => {
   it.each([
@@ -65,5 +67,91 @@ describe('trapReason', () => {
   it('ignores undefined options and reports invalid URLs', () => {
     expect(trapReason('https://example.com/', { maxUrlLength: undefined })).toBeUndefined();
     expect(trapReason('not a url')).toBe('not a valid URL');
+  });
+});
+
+describe('trapFamily', () => {
+  it.each([
+    ['https://example.com/calendar/2026/01/', 'calendar https://example.com/calendar/{yyyy}/{mm}'],
+    ['https://example.com/calendar/2031/12', 'calendar https://example.com/calendar/{yyyy}/{mm}'],
+    ['https://example.com/calendar/2026/01/15/', 'calendar https://example.com/calendar/{yyyy}/{mm}/{dd}'],
+    ['https://example.com/day/2026-01-15', 'calendar https://example.com/day/{date}'],
+    ['https://example.com/events?month=2026-01&view=grid', 'calendar https://example.com/events?month'],
+    ['https://example.com/events?y=2026&m=1', 'calendar https://example.com/events?y'],
+    ['https://example.com/a/b/a/b/', 'repeat https://example.com/a/'],
+    ['https://example.com/x/x/', 'repeat https://example.com/x/'],
+    ['https://example.com/soft/page/soft/', 'repeat https://example.com/soft/'],
+  ])('puts %s in %s', (url, family) => {
+    expect(trapFamily(url)).toBe(family);
+  });
+
+  it.each([
+    'https://example.com/',
+    'https://example.com/docs/page-3.html',
+    'https://example.com/blog/2024/05/17/my-post/',
+    'https://example.com/news/2024-05-17/story',
+    'https://example.com/products/2500/3',
+    'https://example.com/a/b/c/d/e/f/g/',
+    'https://example.com/search?q=2026',
+    'https://example.com/archive/2024/01/01/new-year/',
+    'https://example.com/page/2/2',
+    'not a url',
+  ])('leaves %s in no family', (url) => {
+    expect(trapFamily(url)).toBeUndefined();
+  });
+});
+
+describe('TrapBudget', () => {
+  const months = (count: number) =>
+    Array.from({ length: count }, (_, i) => {
+      const year = 2026 + Math.floor(i / 12);
+      return `https://example.com/calendar/${year}/${String((i % 12) + 1).padStart(2, '0')}/`;
+    });
+
+  it('admits an endless calendar up to the family budget, per family, and never an ordinary page less', () => {
+    const budget = new TrapBudget({ perFamily: 5 });
+    const admitted = months(100).filter((url) => budget.admit(url));
+    expect(admitted).toEqual(months(5));
+    const days = Array.from(
+      { length: 30 },
+      (_, i) => `https://example.com/calendar/2026/01/${String(i + 1).padStart(2, '0')}/`,
+    );
+    expect(days.filter((url) => budget.admit(url))).toHaveLength(5);
+    const growing = ['x/', 'x/x/', 'x/x/x/', 'x/x/x/x/', 'x/y/x/', 'x/y/x/y/', 'x/z/x/'].map(
+      (p) => `https://example.com/${p}`,
+    );
+    expect(growing.filter((url) => budget.admit(url))).toEqual(growing.slice(0, 6));
+    // Pages of no family are all admitted, dated posts included.
+    const posts = Array.from({ length: 500 }, (_, i) => `https://example.com/blog/2026/01/15/post-${i}/`);
+    expect(posts.every((url) => budget.admit(url))).toBe(true);
+  });
+
+  it('keeps its answer for a URL already admitted (a retried activity asks again)', () => {
+    const budget = new TrapBudget({ perFamily: 2 });
+    const [first, second, third] = months(3) as [string, string, string];
+    expect([budget.admit(first), budget.admit(second), budget.admit(third)]).toEqual([true, true, false]);
+    expect([budget.admit(first), budget.admit(second), budget.admit(third)]).toEqual([true, true, false]);
+  });
+
+  it('bounds the families it tracks', () => {
+    const budget = new TrapBudget({ maxFamilies: 3 });
+    const prefixes = ['a', 'b', 'c', 'd'].map((p) => `https://example.com/${p}/2026/01/`);
+    expect(prefixes.map((url) => budget.admit(url))).toEqual([true, true, true, false]);
+  });
+});
+
+describe('isCrawlable', () => {
+  it('bounds a trap family per crawl scope (12 URLs by default) and leaves other pages alone', () => {
+    const scope = compileScope({ mode: 'same-origin', seeds: ['https://example.com/'] });
+    const admitted = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `https://example.com/cal/${2026 + Math.floor(i / 12)}/${String((i % 12) + 1).padStart(2, '0')}/`,
+    ).filter((url) => isCrawlable(url, scope));
+    expect(admitted).toHaveLength(12);
+    expect(isCrawlable('https://example.com/docs/intro', scope)).toBe(true);
+    // Another crawl's scope has its own budget.
+    const other = compileScope({ mode: 'same-origin', seeds: ['https://example.com/'] });
+    expect(isCrawlable('https://example.com/cal/2030/01/', other)).toBe(true);
   });
 });
