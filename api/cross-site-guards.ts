@@ -71,7 +71,7 @@ function checkHost(request: FastifyRequest, allowedHosts: readonly string[]): vo
   if (host && isAllowedHost(host, allowedHosts)) return;
   throw new ApiError(
     421,
-    `this API does not serve the host ${JSON.stringify(host ?? '')}; it answers loopback names ` +
+    `this API does not serve the host ${JSON.stringify((host ?? '').slice(0, 200))}; it answers loopback names ` +
       '(localhost, 127.0.0.1, [::1]) and the hosts listed in GLEANER_API_HOSTS or --allowed-host',
     API_ERROR_CODES.hostNotAllowed,
   );
@@ -99,7 +99,7 @@ function checkOrigin(request: FastifyRequest): void {
     return;
   throw new ApiError(
     403,
-    `requests that change state are refused from another origin (Origin ${JSON.stringify(origin)})`,
+    `requests that change state are refused from another origin (Origin ${JSON.stringify(origin.slice(0, 200))})`,
     API_ERROR_CODES.originNotAllowed,
   );
 }

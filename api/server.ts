@@ -56,10 +56,33 @@ export function apiAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<ApiDe
   };
 }
 
+/**
+ * Credentials a log record of this API may carry (a request's headers, an error's config): Fastify's
+ * request serializer logs no headers, but any `{ req }`, `{ headers }` or `{ err }` a route adds
+ * must not put a bearer token or cookie in the log file.
+ */
+export const REDACTED_LOG_PATHS = [
+  'authorization',
+  'cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'request.headers.authorization',
+  'err.config.headers.authorization',
+  'err.config.headers.cookie',
+  'token',
+  'apiKey',
+  'password',
+] as const;
+
 export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
     // Typed as Fastify's logger so routes get the plain FastifyInstance the route modules take.
-    loggerInstance: (deps.logger ?? rootLogger).child({ component: 'api' }) as FastifyBaseLogger,
+    loggerInstance: (deps.logger ?? rootLogger).child(
+      { component: 'api' },
+      { redact: { paths: [...REDACTED_LOG_PATHS], censor: '[redacted]' } },
+    ) as FastifyBaseLogger,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
