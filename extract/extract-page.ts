@@ -18,7 +18,7 @@ import { isProductPage, sellsOneThing } from './product';
 import { refineWithReadability } from './refine';
 import { type ChromeOptions, removeChrome } from './remove-chrome';
 import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
-import { sanitizeHtml } from './sanitize';
+import { replaceTags, sanitizeHtml } from './sanitize';
 import { selectByChain } from './selector-chain';
 import { keepStreamPlaceholders, mayHaveStreamedSegments, revealStreamedSegments } from './streamed-segments';
 
@@ -314,7 +314,7 @@ function confidenceOf(candidate: Candidate): number {
  * Removed up to that `>`, as a browser would. Belongs in the sanitising pre-pass.
  */
 export function dropHtmlCdata(html: string): string {
-  return html.includes('<![CDATA[') ? html.replace(/<!\[CDATA\[[^>]*>/g, '') : html;
+  return html.includes('<![CDATA[') ? replaceTags(html, /<!\[CDATA\[/g, () => '') : html;
 }
 
 function resolveBase(doc: Document, url: string | undefined): string | undefined {

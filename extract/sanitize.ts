@@ -44,16 +44,12 @@ export function sanitizeHtml(input: string, maxInputChars: number, maxDepth: num
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing binary garbage is the point
   html = html.replace(/[\u0000-\u0008\u000b\u000e-\u001f\ufffe\uffff]/g, '');
   const jsonLd: string[] = [];
-  html = html.replace(
-    /<script\b([^>]*)>([\s\S]*?)(?:<\/script\s*>|$)/gi,
-    (_m, attrs: string, body: string) => {
-      if (/application\/ld\+json/i.test(attrs) && body.length <= MAX_JSON_LD_CHARS) jsonLd.push(body);
-      return '';
-    },
-  );
-  html = html.replace(/<(style|template)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi, '');
+  html = cutElements(html, /<(script)\b/gi, (attrs, body) => {
+    if (/application\/ld\+json/i.test(attrs) && body.length <= MAX_JSON_LD_CHARS) jsonLd.push(body);
+  });
+  html = cutElements(html, /<(style|template)\b/gi);
   // A crawler runs no scripts, so what <noscript> holds is what it sees (Discourse serves its posts there).
-  html = html.replace(/<\/?noscript\b[^>]*>/gi, '');
+  html = replaceTags(html, /<\/?noscript\b/gi, () => '');
   html = html.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
   const capped = capDepth(html, maxDepth);
   return { html: capped.html, jsonLd, truncated, droppedTags: capped.dropped };
@@ -68,7 +64,7 @@ function capDepth(html: string, maxDepth: number): { html: string; dropped: numb
   const stack: { name: string; dropped: boolean }[] = [];
   let dropped = 0;
   let overflowed = false;
-  const out = html.replace(/<(\/?)([a-zA-Z][\w:-]*)\b[^>]*>/g, (tag, slash: string, rawName: string) => {
+  const out = replaceTags(html, /<(\/?)([a-zA-Z][\w:-]*)\b/g, (tag, [, slash = '', rawName = '']) => {
     const name = rawName.toLowerCase();
     if (slash === '') {
       if (VOID.has(name) || tag.endsWith('/>')) return tag;
@@ -110,4 +106,59 @@ function capDepth(html: string, maxDepth: number): { html: string; dropped: numb
     return tag;
   });
   return { html: out, dropped };
+}
+
+/**
+ * `html` with every tag that `opener` starts replaced by `replace(tag, openerMatch)`, a tag running
+ * from its opener to the next `>`: what `html.replace(/<opener>[^>]*>/g, …)` does, in linear time.
+ * That regex is quadratic where no `>` follows: each of 40,000 `<a` scans to the end before it fails.
+ * Once no `>` is left, no later opener can match either, so the scan stops. `opener` must be global.
+ */
+export function replaceTags(
+  html: string,
+  opener: RegExp,
+  replace: (tag: string, match: RegExpExecArray) => string,
+): string {
+  let out = '';
+  let copied = 0;
+  opener.lastIndex = 0;
+  for (let match = opener.exec(html); match !== null; match = opener.exec(html)) {
+    const gt = html.indexOf('>', opener.lastIndex);
+    if (gt === -1) break;
+    out += html.slice(copied, match.index) + replace(html.slice(match.index, gt + 1), match);
+    copied = gt + 1;
+    opener.lastIndex = copied;
+  }
+  return copied === 0 ? html : out + html.slice(copied);
+}
+
+const closers = new Map<string, RegExp>();
+
+/**
+ * Removes each element `opener` starts (its first group names it) with its content, up to its end tag
+ * or the end of the input: `html.replace(/<(name)\b([^>]*)>([\s\S]*?)(?:<\/\1\s*>|$)/gi, '')`, in
+ * linear time (see {@link replaceTags}). `seen` gets each element's attribute text and content.
+ */
+function cutElements(html: string, opener: RegExp, seen?: (attrs: string, body: string) => void): string {
+  let out = '';
+  let copied = 0;
+  opener.lastIndex = 0;
+  for (let match = opener.exec(html); match !== null; match = opener.exec(html)) {
+    const gt = html.indexOf('>', opener.lastIndex);
+    if (gt === -1) break;
+    const name = (match[1] ?? '').toLowerCase();
+    let closer = closers.get(name);
+    if (closer === undefined) {
+      closer = new RegExp(`</${name}\\s*>`, 'gi');
+      closers.set(name, closer);
+    }
+    closer.lastIndex = gt + 1;
+    const close = closer.exec(html);
+    const end = close ? close.index + close[0].length : html.length;
+    seen?.(html.slice(opener.lastIndex, gt), html.slice(gt + 1, close ? close.index : html.length));
+    out += html.slice(copied, match.index);
+    copied = end;
+    opener.lastIndex = end;
+  }
+  return copied === 0 ? html : out + html.slice(copied);
 }
