@@ -5,6 +5,8 @@
  * - `read` (search, pages, graph, crawl listings): open, unless `searchOpen` is false, in which
  *   case they are guarded like `control`.
  * - `open` (health, metrics, the OpenAPI document): always open, for probes and scrapers.
+ * Before any of these, cross-site-guards.ts refuses foreign Host names, and on state changes a
+ * foreign Origin or a body that is not JSON: a loopback socket may be a browser running a stranger's page.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
