@@ -274,6 +274,22 @@ setup_chromium() {
   fi
 }
 
+# Chromium refuses its sandbox to root, so when gleaner runs as root the browser is started as this
+# unprivileged system user instead (activities/render/browser-launch.ts). No home, no login shell:
+# each browser gets its profile folder as its home. Created once; GLEANER_BROWSER_USER names another.
+setup_browser_user() {
+  local user="${GLEANER_BROWSER_USER:-gleaner-browser}"
+  [ "$(id -u)" = 0 ] || return 0
+  if getent passwd "$user" >/dev/null; then
+    log "browser user ready: $user (uid $(id -u "$user"))"
+    return
+  fi
+  command -v useradd >/dev/null 2>&1 || die "useradd is missing: create an unprivileged user $user by hand (Chromium's sandbox needs it when gleaner runs as root)"
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+    --comment "gleaner headless browser" "$user" || die "useradd $user failed"
+  log "browser user created: $user (uid $(id -u "$user"))"
+}
+
 setup_quantized_model() {
   local src="$TOOLS/models/$MODEL_NAME" dest="$TOOLS/models/$QMODEL_NAME" venv="$TOOLS/quantize-venv"
   local tool="$ROOT/scripts/quantize"
@@ -359,6 +375,7 @@ main() {
   setup_quantized_model
   setup_bge_model
   setup_chromium
+  setup_browser_user
   log "done in $((SECONDS - started)) s"
 }
 

@@ -4,13 +4,24 @@
  * (a call that overruns kills the browser, which fails every call pending on it), the browser
  * recycled after `pagesPerBrowser` pages, and a watchdog per browser process group that kills it
  * if this process dies first. Playwright launches Chromium as the leader of its own process group;
- * the group id is what gets killed, so renderers and zygotes go with it.
+ * the group id is what gets killed, so renderers and zygotes go with it. Chromium runs sandboxed,
+ * as an unprivileged user when this process is root, with an allowlisted environment
+ * (browser-launch.ts).
  */
 import { existsSync } from 'node:fs';
 import { type Browser, type BrowserContext, type BrowserServer, chromium, type Page } from 'playwright-core';
+import { logger } from '../../infra/logger';
+import {
+  type BrowserLaunchPlan,
+  BrowserUnavailableError,
+  NO_SANDBOX_ENV,
+  planBrowserLaunch,
+} from './browser-launch';
 import { killProcessGroup, watchProcessGroup } from './process-watchdog';
 
-/** Flags known to work on these machines (root, closed network); Playwright adds --headless and --no-sandbox. */
+export { BrowserUnavailableError } from './browser-launch';
+
+/** Flags known to work on these machines (closed network); Playwright adds --headless. */
 export const CHROMIUM_FLAGS = [
   // Every request is answered by interception (browser-network.ts); Chromium itself resolves no
   // host (IP literals included), so anything that ever slipped past interception fails here.
@@ -27,11 +38,6 @@ export const CHROMIUM_FLAGS = [
 ];
 
 export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
-
-/** No browser to render with: a setup problem no retry fixes. */
-export class BrowserUnavailableError extends Error {
-  override readonly name = 'BrowserUnavailableError';
-}
 
 /** A browser call overran its deadline; the browser was killed. */
 export class BrowserDeadlineError extends Error {
@@ -73,6 +79,7 @@ export class BrowserPool {
   private readonly waiters: Array<() => void> = [];
   private busy = 0;
   private closed = false;
+  private plan: BrowserLaunchPlan | undefined;
   /** Every process group this pool launched, for leak checks. */
   readonly launchedGroups: number[] = [];
 
@@ -163,24 +170,52 @@ export class BrowserPool {
     return handle;
   }
 
-  /** Throws `BrowserUnavailableError` when there is no browser to launch (checked before any request is sent). */
+  /**
+   * Throws `BrowserUnavailableError` when there is no browser to launch, or no way to launch it
+   * sandboxed (checked before any request is sent).
+   */
   assertAvailable(): void {
+    this.launchPlan();
+  }
+
+  /** How Chromium is started (sandbox, user, environment); decided once per pool. */
+  launchPlan(): BrowserLaunchPlan {
+    if (this.plan) return this.plan;
     if (!existsSync(this.executablePath)) {
       throw new BrowserUnavailableError(
         `this page needs a browser to render, but ${this.executablePath} does not exist: run scripts/setup.sh as root ` +
           "(it installs Debian's chromium), set GLEANER_CHROMIUM, or crawl with --render never",
       );
     }
+    const plan = planBrowserLaunch({ chromiumPath: this.executablePath });
+    if (plan.warning) logger.warn({ component: 'browser', sandbox: false }, plan.warning);
+    this.plan = plan;
+    return plan;
   }
 
   private async launch(): Promise<BrowserHandle> {
-    this.assertAvailable();
-    const server = await chromium.launchServer({
-      executablePath: this.executablePath,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      timeout: this.launchTimeoutMs,
-    });
+    const plan = this.launchPlan();
+    let server: BrowserServer;
+    try {
+      server = await chromium.launchServer({
+        executablePath: plan.executablePath,
+        chromiumSandbox: plan.chromiumSandbox,
+        env: plan.env,
+        headless: true,
+        args: CHROMIUM_FLAGS,
+        timeout: this.launchTimeoutMs,
+      });
+    } catch (error) {
+      const message = (error as Error).message;
+      // No retry fixes a machine where the sandbox cannot start (no user namespaces, no setuid helper).
+      if (plan.chromiumSandbox && /No usable sandbox|sandboxing failed|crbug\.com\/638180/i.test(message))
+        throw new BrowserUnavailableError(
+          `Chromium could not start its sandbox${plan.runAs ? ` as user ${plan.runAs.name}` : ''}: ` +
+            `enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or set ` +
+            `${NO_SANDBOX_ENV}=1 to render without it (not recommended). ${message}`,
+        );
+      throw error;
+    }
     const groupId = server.process().pid;
     if (groupId === undefined) {
       await server.kill();

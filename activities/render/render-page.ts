@@ -7,7 +7,7 @@
  * The navigation is bounded, the network is given a bounded time to settle, and the DOM is read
  * back as HTML.
  */
-import type { Route } from 'playwright-core';
+import type { Page, Request, Route } from 'playwright-core';
 import type { BrowserFetchOutcome, BrowserNetwork } from './browser-network';
 import type { BrowserPool } from './browser-pool';
 
@@ -99,11 +99,21 @@ export async function renderPage(
       browserPage.on('requestfinished', finished);
       browserPage.on('requestfailed', finished);
       let documentServed = false;
+      const refuse = (route: Route, url: string, reason: string) => {
+        page.refused.push({ url, reason });
+        return route.abort('blockedbyclient');
+      };
       const answer = async (route: Route): Promise<void> => {
         const request = route.request();
         const requestUrl = request.url();
         // data: and blob: URLs are the page's own bytes; nothing leaves the browser for them.
         if (requestUrl.startsWith('data:') || requestUrl.startsWith('blob:')) return route.continue();
+        if (!isFromPage(request, browserPage))
+          return refuse(
+            route,
+            requestUrl,
+            'not a request of the rendered page (a popup, another page or a worker)',
+          );
         const isNavigation = request.isNavigationRequest() && request.frame() === browserPage.mainFrame();
         if (isNavigation) {
           if (!documentServed && requestUrl === withoutHash(document.url)) {
@@ -111,8 +121,7 @@ export async function renderPage(
             return fulfil(route, document);
           }
           // The crawler follows links itself; a page that navigates away would be a different page.
-          page.refused.push({ url: requestUrl, reason: 'the page may not navigate away' });
-          return route.abort('blockedbyclient');
+          return refuse(route, requestUrl, 'the page may not navigate away');
         }
         page.requests++;
         const outcome = await network.fetch({
@@ -125,20 +134,32 @@ export async function renderPage(
         page.refused.push({ url: outcome.url, reason: outcome.reason });
         return route.abort(outcome.kind === 'refused' ? 'blockedbyclient' : 'failed');
       };
+      // On the context, not the page: popups, pages opened by the page, prerendered pages and
+      // workers all belong to the context, and a page-level route never sees their requests.
+      const context = browserPage.context();
       await deadline(
-        browserPage.route('**/*', (route) =>
+        context.route('**/*', (route) =>
           answer(route).catch(() => route.abort('failed').catch(() => undefined)),
         ),
-        'page.route',
+        'context.route',
       );
-      // WebSockets are not routed by page.route: refuse them before any connection is made.
+      // WebSockets are not routed by route(): refuse them before any connection is made.
       await deadline(
-        browserPage.routeWebSocket(/.*/, (socket) => {
+        context.routeWebSocket(/.*/, (socket) => {
           page.refused.push({ url: socket.url(), reason: 'websocket not opened' });
           return socket.close();
         }),
-        'page.routeWebSocket',
+        'context.routeWebSocket',
       );
+      // A shared worker's requests are not intercepted at all (Playwright routes pages and their
+      // dedicated workers only): the page gets no SharedWorker to start one with.
+      await deadline(context.addInitScript({ content: 'delete globalThis.SharedWorker;' }), 'addInitScript');
+      // A popup is a page the crawler did not ask for: closed at once (its requests are refused above).
+      context.on('page', (opened) => {
+        if (opened === browserPage) return;
+        page.refused.push({ url: opened.url(), reason: 'popup closed' });
+        opened.close().catch(() => undefined);
+      });
       await deadline(
         browserPage.goto(document.url, { waitUntil: 'domcontentloaded', timeout: navigationTimeoutMs }),
         'page.goto',
@@ -159,6 +180,16 @@ export async function renderPage(
 
 function fulfil(route: Route, response: Extract<BrowserFetchOutcome, { kind: 'response' }>): Promise<void> {
   return route.fulfill({ status: response.status, headers: response.headers, body: response.body });
+}
+
+/** Whether `request` comes from a frame of `page` (a service worker's or a popup's does not). */
+function isFromPage(request: Request, page: Page): boolean {
+  try {
+    return request.frame().page() === page;
+  } catch {
+    // No frame: a service or shared worker's request, or a new window's first navigation.
+    return false;
+  }
 }
 
 function withoutHash(url: string): string {
