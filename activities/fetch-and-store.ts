@@ -7,25 +7,31 @@
  */
 
 import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { isCrawlable } from '../domain/crawlable';
-import { extractLinks, type LinkExtraction } from '../domain/links';
-import { assessHtml, type FetchTier } from '../domain/render-decision';
+import type { LinkExtraction } from '../domain/links';
+import type { FetchTier } from '../domain/render-decision';
 import { pacingWaitMs, type RequestPacing } from '../domain/request-pacing';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import type { ScopePredicate } from '../domain/scope';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
+import type { FetchedHtml } from './fetched-html';
 import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
+import { type PageTaskOptions, readFetchedHtmlInThread } from './page-analysis-pool';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
 import { createScopeCache } from './scope-cache';
+import { ThreadDeadlineError } from './thread-deadline';
 import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult } from './types';
+
+const gzipAsync = promisify(gzip);
 
 const HEARTBEAT_INTERVAL_MS = 2_000;
 /** Attempts at one URL when the server or the network fails (refused, timeout, 429, 5xx). */
@@ -34,9 +40,11 @@ export const HTTP_ATTEMPTS = 3;
 export interface FetchAndStoreDeps {
   db: Database;
   robots: RobotsPolicy;
+  /** Longest the page's HTML work (links, render heuristics) may run. @default pageDeadlineMs() */
+  deadlineMs?: number;
 }
 
-export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
+export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDeps) {
   const scopeFor = createScopeCache();
 
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
@@ -96,14 +104,16 @@ export function createFetchAndStore({ db, robots }: FetchAndStoreDeps) {
         return { ...blocked, msSinceResponse: msSince(fetched.timings), responseEnded };
       }
       await recordFetch(db, input, fetched);
+      // With `assessRender` the render verdict comes back in the result, made in the same thread pass
+      // as the links; none when that pass ran out of time (a page that hostile is not worth a browser).
       const result =
         fetched.kind === 'ok'
-          ? await store(db, input, fetched, scopeFor(input.crawlId, input.spec))
+          ? await store(db, input, fetched, scopeFor(input.crawlId, input.spec), 'http', {
+              assess: input.assessRender === true,
+              signal: context.cancellationSignal,
+              ...(deadlineMs ? { deadlineMs } : {}),
+            })
           : await trackUnstored(db, input.crawlId, known, failed(fetched, context.info.attempt));
-      if (input.assessRender && fetched.kind === 'ok') {
-        const { needsRender, reasons, visibleTextChars } = assessHtml(fetched.text);
-        result.renderAssessment = { needsRender, reasons, visibleTextChars };
-      }
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
       return {
@@ -238,17 +248,27 @@ export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }
   }
 }
 
-/** Stores a fetched (or rendered, `tier` 'browser') page with its edges and discoveries. */
+export interface StoreOptions extends PageTaskOptions {
+  /** Also run the render heuristics on the HTML; the verdict is `renderAssessment` in the result. */
+  assess?: boolean;
+}
+
+/**
+ * Stores a fetched (or rendered, `tier` 'browser') page with its edges and discoveries. The HTML is
+ * read in a thread under the page's deadline; past it, the page is stored without its links, title
+ * and meta robots, with an `extract-timeout` line in the fetch log saying so.
+ */
 export async function store(
   db: Database,
   input: FetchAndStoreInput,
   fetched: Extract<FetchPageResult, { kind: 'ok' }>,
   inScope: ScopePredicate,
   tier: FetchTier = 'http',
+  options: StoreOptions = {},
 ): Promise<FetchAndStoreResult> {
   const finalUrl = canonicalizeUrl(fetched.finalUrl) ?? input.url;
-  const extraction = extractLinks(fetched.text, fetched.finalUrl);
-  const contentHash = createHash('sha256').update(fetched.body).digest('hex');
+  const read = await readHtml(fetched, finalUrl, options);
+  const { extraction, contentHash, bodyGz } = read.html;
   const headerRobots = parseXRobotsTag(fetched.headers['x-robots-tag'], input.spec.userAgent);
   const directives = {
     noindex: extraction.metaRobots.noindex || headerRobots.noindex,
@@ -288,7 +308,7 @@ export async function store(
         fetched.headers['last-modified'] ?? null,
         contentHash,
         fetched.bytes,
-        gzipSync(fetched.body),
+        bodyGz,
         extraction.title ?? null,
         fetched.timings.ttfbMs === undefined ? null : Math.round(fetched.timings.ttfbMs),
         Math.round(fetched.timings.totalMs),
@@ -298,6 +318,7 @@ export async function store(
     );
     const id = Number(page.rows[0]?.id);
     await replaceEdges(tx, id, edges);
+    if (read.timedOut) await recordLinkTimeout(tx, input, fetched, read.timedOut);
     // A redirect target is claimed too, so a link to it later does not fetch it again.
     if (finalUrl !== input.url)
       candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
@@ -321,8 +342,68 @@ export async function store(
     discovered: discovered.filter((found) => found.url !== finalUrl),
     ...(spilled > 0 ? { spilled } : {}),
     ...(directives.noindex ? { noindex: true } : {}),
+    ...(read.html.assessment ? { renderAssessment: read.html.assessment } : {}),
     ...visit,
   };
+}
+
+/**
+ * The page's HTML read in a thread (fetched-html.ts). Past the deadline the body is still kept: hashed
+ * here and gzipped in libuv's pool (both linear, and native), with no links. The page then goes to
+ * extraction like any other, under its own deadline; it is not failed here, since a fetch worker under
+ * heavy load may also miss a deadline that a quieter page worker meets.
+ */
+async function readHtml(
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  finalUrl: string,
+  options: StoreOptions,
+): Promise<{ html: FetchedHtml; timedOut?: ThreadDeadlineError }> {
+  try {
+    const html = await readFetchedHtmlInThread(
+      { text: fetched.text, body: fetched.body, finalUrl: fetched.finalUrl, assess: options.assess === true },
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.deadlineMs ? { deadlineMs: options.deadlineMs } : {}),
+      },
+    );
+    return { html: { ...html, bodyGz: asBuffer(html.bodyGz) } };
+  } catch (error) {
+    if (!(error instanceof ThreadDeadlineError)) throw error;
+    return {
+      html: {
+        extraction: { links: [], baseUrl: finalUrl, metaRobots: { noindex: false, nofollow: false } },
+        contentHash: createHash('sha256').update(fetched.body).digest('hex'),
+        bodyGz: await gzipAsync(fetched.body),
+      },
+      timedOut: error,
+    };
+  }
+}
+
+/** A byte array that came back from a thread, as the Buffer the database drivers take for bytea. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The fetch log's line for a page stored without its links: its HTML outran the page's deadline. */
+async function recordLinkTimeout(
+  tx: Queryable,
+  input: FetchAndStoreInput,
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  timedOut: ThreadDeadlineError,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, error, started_at)
+     VALUES ($1, $2, $3, 'extract-timeout', $4, $5, $6, now())`,
+    [
+      input.crawlId,
+      input.url,
+      fetched.finalUrl,
+      fetched.status,
+      fetched.bytes,
+      `extract-timeout: ${timedOut.message}; the page was stored without its links, title and meta robots`,
+    ],
+  );
 }
 
 /** The page's rel=canonical when it names another URL in scope: this page is then its duplicate. */

@@ -1,13 +1,38 @@
 /**
- * A small pool of worker threads for page analysis (decode, extract, chunk). Extraction is
- * synchronous DOM work of up to a second or more on large pages; on the worker's main thread it
- * would stall workflow tasks, activity heartbeats and the fetch timers of every other activity in
- * the process. Threads also use every core, and a memory limit per thread keeps a pathological page
- * from taking the process down with it.
+ * Small pools of worker threads for the CPU work on a stranger's page, each task under a deadline
+ * (thread-deadline.ts): page analysis (decode, extract, chunk) for the page stage, and the fetch
+ * path's HTML work (links, render heuristics, gzip; fetched-html.ts) in a pool of its own so a fetch
+ * never waits behind a page's extraction. Extraction is synchronous DOM work of up to a second or
+ * more on large pages; on the worker's main thread it would stall workflow tasks, activity
+ * heartbeats and the fetch timers of every other activity in the process. Threads also use every
+ * core, and a memory limit per thread keeps a pathological page from taking the process down with it.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import type { FetchedHtml, FetchedHtmlInput, RenderAssessment } from './fetched-html';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
+import { type DeadlineTask, positiveIntegerFromEnv, runWithDeadline } from './thread-deadline';
+
+/**
+ * Longest one page's analysis, or its HTML work in the fetch path, may run once a thread has started
+ * it: then the thread is stopped and replaced, and the page is recorded as `extract-timeout`. Linear
+ * work on a 10 MiB page (the largest body by default) takes a few seconds here; a page still running
+ * at 30 s is pathological, and a page that slow costs at most this much. GLEANER_PAGE_DEADLINE_MS
+ * overrides it.
+ */
+export const DEFAULT_PAGE_DEADLINE_MS = 30_000;
+
+export function pageDeadlineMs(): number {
+  return positiveIntegerFromEnv('GLEANER_PAGE_DEADLINE_MS') ?? DEFAULT_PAGE_DEADLINE_MS;
+}
+
+/** How a pooled task of one page is bounded. */
+export interface PageTaskOptions {
+  /** The activity's cancellation: the task is stopped with it. */
+  signal?: AbortSignal;
+  /** @default pageDeadlineMs() */
+  deadlineMs?: number;
+}
 
 /** Heap a thread may use; a page that needs more fails alone instead of killing the worker. */
 const THREAD_HEAP_MB = 1024;
@@ -46,14 +71,13 @@ export function reserveCoreForMainThread(): void {
   mainThreadBusy = true;
 }
 
-function positiveIntegerFromEnv(name: string): number | undefined {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value >= 1 ? value : undefined;
-}
+let pool: Piscina<DeadlineTask<PageAnalysisInput>, PageAnalysis> | undefined;
 
-let pool: Piscina<PageAnalysisInput, PageAnalysis> | undefined;
-
-export function analysePageInThread(input: PageAnalysisInput): Promise<PageAnalysis> {
+/** Analyses one page in a thread; rejects with ThreadDeadlineError past its deadline. */
+export function analysePageInThread(
+  input: PageAnalysisInput,
+  options: PageTaskOptions = {},
+): Promise<PageAnalysis> {
   pool ??= new Piscina({
     filename: new URL('./page-analysis-thread.mjs', import.meta.url).href,
     minThreads: 0,
@@ -64,12 +88,67 @@ export function analysePageInThread(input: PageAnalysisInput): Promise<PageAnaly
       maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB,
     },
   });
-  return pool.run(input);
+  return runWithDeadline(pool, input, {
+    deadlineMs: options.deadlineMs ?? pageDeadlineMs(),
+    ...(options.signal ? { signal: options.signal } : {}),
+    describe: `analysing ${input.url}`,
+  });
 }
 
-/** Stops the threads (workers call this on shutdown; idle threads also exit by themselves). */
+/**
+ * Threads for the fetch path's HTML work: a few milliseconds a page (the parsers are linear), so one
+ * thread keeps up with many fetches; two when the main thread has no pipeline of its own to run.
+ * GLEANER_HTML_THREADS overrides it.
+ */
+function htmlThreadCount(): number {
+  return (
+    positiveIntegerFromEnv('GLEANER_HTML_THREADS') ??
+    (mainThreadBusy ? 1 : Math.min(2, availableParallelism()))
+  );
+}
+
+let htmlPool: Piscina<DeadlineTask<FetchedHtmlInput | string>, FetchedHtml | RenderAssessment> | undefined;
+
+function fetchedHtmlPool() {
+  htmlPool ??= new Piscina({
+    filename: new URL('./fetched-html-thread.mjs', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: htmlThreadCount(),
+    idleTimeout: 30_000,
+    resourceLimits: {
+      maxOldGenerationSizeMb: THREAD_HEAP_MB,
+      maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB,
+    },
+  });
+  return htmlPool;
+}
+
+/** The fetch path's HTML work on one page, in a thread; rejects with ThreadDeadlineError past its deadline. */
+export function readFetchedHtmlInThread(
+  input: FetchedHtmlInput,
+  options: PageTaskOptions = {},
+): Promise<FetchedHtml> {
+  return runWithDeadline(fetchedHtmlPool(), input, {
+    deadlineMs: options.deadlineMs ?? pageDeadlineMs(),
+    ...(options.signal ? { signal: options.signal } : {}),
+    describe: `reading the links of ${input.finalUrl}`,
+  }) as Promise<FetchedHtml>;
+}
+
+/** The render heuristics alone on some HTML, in a thread (the rendering activity's raw and rendered DOM). */
+export function assessHtmlInThread(html: string, options: PageTaskOptions = {}): Promise<RenderAssessment> {
+  return runWithDeadline(fetchedHtmlPool(), html, {
+    deadlineMs: options.deadlineMs ?? pageDeadlineMs(),
+    ...(options.signal ? { signal: options.signal } : {}),
+    name: 'renderAssessmentTask',
+    describe: 'judging whether a page needs a browser',
+  }) as Promise<RenderAssessment>;
+}
+
+/** Stops the threads of both pools (workers call this on shutdown; idle threads also exit by themselves). */
 export async function closePageAnalysisPool(): Promise<void> {
-  const closing = pool;
+  const closing = [pool, htmlPool];
   pool = undefined;
-  await closing?.destroy();
+  htmlPool = undefined;
+  await Promise.all(closing.map((each) => each?.destroy()));
 }

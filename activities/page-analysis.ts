@@ -29,9 +29,14 @@ export interface PageAnalysis {
 
 let tokenCounter: Promise<TokenCounter> | undefined;
 
-export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysis> {
+/** Loads what every page needs (the tokenizer) once per thread. */
+export function prepareAnalysis(): Promise<TokenCounter> {
   tokenCounter ??= loadTokenizer();
-  const counter = await tokenCounter;
+  return tokenCounter;
+}
+
+export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysis> {
+  const counter = await prepareAnalysis();
   const started = performance.now();
   const html = input.bodyGz
     ? decodeBody(gunzipSync(input.bodyGz), input.charset ? `text/html; charset=${input.charset}` : undefined)

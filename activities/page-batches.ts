@@ -27,7 +27,10 @@ export type PageContentOutcome = { pageId: number } & (
   | ({ claimed: true } & ProcessPageContentResult)
   /** Claimed by another batch of this crawl (the page was reached through another URL too). */
   | { claimed: false }
-  /** The page failed for good (bad input, a thread that ran out of memory): this page only. */
+  /**
+   * The page failed for good (bad input, a thread that ran out of memory, or `extract-timeout`: its
+   * analysis ran past the page's deadline): this page only.
+   */
   | { claimed: true; error: string }
 );
 

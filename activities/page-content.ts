@@ -8,7 +8,7 @@
  * unchanged, so only new text is embedded again.
  */
 import { createHash } from 'node:crypto';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, asyncLocalStorage } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import type { MarkdownChunk } from '../domain/chunking';
 import { EMBEDDING_INPUT_FORMAT } from '../domain/embedding-text';
@@ -16,14 +16,20 @@ import { textSearchConfigFor } from '../domain/text-search-config';
 import { observeExtract } from '../infra/metrics';
 import { settleNearDuplicate } from './near-duplicates';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
-import { analysePageInThread } from './page-analysis-pool';
+import { analysePageInThread, type PageTaskOptions, pageDeadlineMs } from './page-analysis-pool';
+import { ThreadDeadlineError } from './thread-deadline';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
 export interface PageContentDeps {
   db: Database;
   /** Decode, extract and chunk one page. @default analysePageInThread (a worker-thread pool) */
-  analyse?: (input: PageAnalysisInput) => Promise<PageAnalysis>;
+  analyse?: (input: PageAnalysisInput, options: PageTaskOptions) => Promise<PageAnalysis>;
+  /** Longest one page's analysis may run. @default pageDeadlineMs() (GLEANER_PAGE_DEADLINE_MS, else 30 s) */
+  deadlineMs?: number;
 }
+
+/** The failure type, and the reason in the fetch log, of a page whose analysis ran past its deadline. */
+export const EXTRACT_TIMEOUT = { type: 'ExtractTimeout', outcome: 'extract-timeout' } as const;
 
 interface PageRow {
   id: number;
@@ -39,7 +45,7 @@ interface PageRow {
 /** Rows per INSERT: 11 parameters each stays far below Postgres's 65,535-parameter limit. */
 const INSERT_BATCH_ROWS = 500;
 
-export function createPageContent({ db, analyse = analysePageInThread }: PageContentDeps) {
+export function createPageContent({ db, analyse = analysePageInThread, deadlineMs }: PageContentDeps) {
   return {
     async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
       const found = await db.query<PageRow>(
@@ -53,12 +59,13 @@ export function createPageContent({ db, analyse = analysePageInThread }: PageCon
         return { ...(await countChunks(db, pageId)), skipped: true };
       }
 
-      const { extracted, chunks, durationMs } = await analyseOrFail(analyse, {
-        bodyGz: page.body_gz,
-        charset: page.charset,
-        url: page.final_url,
-        noindex: page.noindex,
-      });
+      const { extracted, chunks, durationMs } = await analyseOrFail(
+        db,
+        pageId,
+        analyse,
+        { bodyGz: page.body_gz, charset: page.charset, url: page.final_url, noindex: page.noindex },
+        deadlineMs ?? pageDeadlineMs(),
+      );
       observeExtract(durationMs);
 
       const language = extracted.metadata.language ?? null;
@@ -92,16 +99,28 @@ export function createPageContent({ db, analyse = analysePageInThread }: PageCon
 }
 
 /**
- * A thread that dies analysing a page (out of memory on a pathological document) would die again
- * on every retry: report it once, as a failure of this page only.
+ * A thread that dies analysing a page (out of memory on a pathological document) or runs past the
+ * page's deadline would do so again on every retry: report it once, as a failure of this page only.
+ * A timed-out page is also written to the fetch log as `extract-timeout`, so the store says which
+ * pages were not indexed and why (`gleaner report`, the crawl's failures by reason).
  */
 async function analyseOrFail(
-  analyse: (input: PageAnalysisInput) => Promise<PageAnalysis>,
+  db: Database,
+  pageId: number,
+  analyse: NonNullable<PageContentDeps['analyse']>,
   input: PageAnalysisInput,
+  deadlineMs: number,
 ): Promise<PageAnalysis> {
+  // Outside an activity (tests, tools) there is no cancellation to follow.
+  const signal = asyncLocalStorage.getStore()?.cancellationSignal;
   try {
-    return await analyse(input);
+    return await analyse(input, { deadlineMs, ...(signal ? { signal } : {}) });
   } catch (error) {
+    if (error instanceof ThreadDeadlineError) {
+      const message = `${EXTRACT_TIMEOUT.outcome}: ${error.message}`;
+      await recordExtractTimeout(db, pageId, message);
+      throw ApplicationFailure.nonRetryable(message, EXTRACT_TIMEOUT.type);
+    }
     const code = (error as { code?: string }).code;
     if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
       throw ApplicationFailure.nonRetryable(
@@ -111,6 +130,17 @@ async function analyseOrFail(
     }
     throw error;
   }
+}
+
+/** One line in the fetch log per crawl and page, however often the page is retried. */
+async function recordExtractTimeout(db: Database, pageId: number, message: string): Promise<void> {
+  await db.query(
+    `INSERT INTO fetches (crawl_id, url, final_url, outcome, bytes, error, started_at)
+     SELECT p.crawl_id, p.url, p.final_url, $2, coalesce(p.body_bytes, 0), $3, now() FROM pages p
+      WHERE p.id = $1
+        AND NOT EXISTS (SELECT 1 FROM fetches f WHERE f.crawl_id = p.crawl_id AND f.url = p.url AND f.outcome = $2 AND f.error = $3)`,
+    [pageId, EXTRACT_TIMEOUT.outcome, message],
+  );
 }
 
 /** The chunk's identity: its text and where it sits in the heading tree. */

@@ -8,15 +8,16 @@
 
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../../db/database';
-import { assessHtml } from '../../domain/render-decision';
 import type { ScopePredicate } from '../../domain/scope';
 import { originOf } from '../../domain/url';
 import { robotsBlocked, store } from '../fetch-and-store';
 import { BlockedUrlError } from '../http/errors';
 import type { FetchOk } from '../http/fetch-result';
 import { checkUrl, type Resolver } from '../http/ssrf-guard';
+import { assessHtmlInThread } from '../page-analysis-pool';
 import type { RobotsPolicy } from '../robots-policy';
 import { createScopeCache } from '../scope-cache';
+import { ThreadDeadlineError } from '../thread-deadline';
 import type { FetchAndStoreResult, RenderAndStoreInput, RenderAndStoreResult } from '../types';
 import { createBrowserNetwork } from './browser-network';
 import { BrowserPool, type BrowserPoolOptions, BrowserUnavailableError } from './browser-pool';
@@ -148,7 +149,12 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
           'RenderFailed',
         );
       }
-      const result = await storeRendered(input, rendered, scopeFor(input.crawlId, input.spec));
+      const result = await storeRendered(
+        input,
+        rendered,
+        scopeFor(input.crawlId, input.spec),
+        context.cancellationSignal,
+      );
       const responseEndedMs = rendered.startedAtMs + rendered.totalMs;
       return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs) };
     } finally {
@@ -160,6 +166,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
     input: RenderAndStoreInput,
     rendered: RenderedPage,
     inScope: ScopePredicate,
+    signal: AbortSignal,
   ): Promise<RenderAndStoreResult> {
     const body = Buffer.from(rendered.html, 'utf8');
     const contentType = (rendered.headers['content-type'] ?? 'text/html').split(';')[0]?.trim().toLowerCase();
@@ -217,13 +224,31 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
       contentType,
     };
     await recordRender(db, input, { outcome: 'ok', status: rendered.status, rendered });
-    const stored: FetchAndStoreResult = await store(db, input, fetched, inScope, 'browser');
+    // The rendered DOM is judged in the same thread pass as its links; the HTML the server sent, apart.
+    const [{ renderAssessment: renderedAssessment, ...stored }, rawAssessment] = await Promise.all([
+      store(db, input, fetched, inScope, 'browser', { assess: true, signal }),
+      assessRaw(rendered.rawHtml, signal),
+    ]);
     return {
-      ...stored,
+      ...(stored satisfies FetchAndStoreResult),
       ...base,
-      rawTextChars: assessHtml(rendered.rawHtml).visibleTextChars,
-      renderedTextChars: assessHtml(rendered.html).visibleTextChars,
+      ...(rawAssessment && renderedAssessment
+        ? {
+            rawTextChars: rawAssessment.visibleTextChars,
+            renderedTextChars: renderedAssessment.visibleTextChars,
+          }
+        : {}),
     };
+  }
+}
+
+/** The render heuristics on the server's HTML; none past the page's deadline (nothing is learnt then). */
+async function assessRaw(html: string, signal: AbortSignal) {
+  try {
+    return await assessHtmlInThread(html, { signal });
+  } catch (error) {
+    if (error instanceof ThreadDeadlineError) return undefined;
+    throw error;
   }
 }
 
