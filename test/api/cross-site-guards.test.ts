@@ -1,30 +1,23 @@
 /**
  * The doors a web page in a browser on this machine could use (issue 28): DNS rebinding (a foreign
  * Host header) and cross-site POSTs (no body, a "simple" content type, a foreign Origin). Each case
- * runs through `app.inject()` and through a real `listen()` on 127.0.0.1, against the embedded
- * store and a real Temporal dev server, and checks what really happened: no crawl was started.
+ * runs through `app.inject()` and through a real `listen()` on 127.0.0.1, against a real Postgres
+ * and Temporal dev server, and checks what really happened: no crawl was started.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAllowedHost, parseAuthority } from '../../api/cross-site-guards';
 import { API_ERROR_CODES } from '../../api/errors';
 import { buildApiServer, type RunningApi, startApiServer } from '../../api/server';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
 import { crawlWorkflowId } from '../../domain/temporal-names';
 import { logger } from '../../infra/logger';
-import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-cli';
+import { startTestStack, type TestStack } from '../helpers/stack';
 
-let dir: string;
-let db: PgliteDatabase;
-let temporal: TemporalDevServer;
-let connection: Connection;
-let client: Client;
+let stack: TestStack;
 let app: FastifyInstance;
 let api: RunningApi;
 let port: number;
@@ -75,7 +68,7 @@ const json = { 'content-type': 'application/json' };
 
 async function crawlExists(crawlId: string): Promise<boolean> {
   try {
-    await client.workflow.getHandle(crawlWorkflowId(crawlId)).describe();
+    await stack.client.workflow.getHandle(crawlWorkflowId(crawlId)).describe();
     return true;
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return false;
@@ -84,17 +77,11 @@ async function crawlExists(crawlId: string): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gleaner-guards-'));
-  [db, temporal] = await Promise.all([
-    PgliteDatabase.open({ dataDir: join(dir, 'pgdata'), socket: false }),
-    startTemporalDevServer({ uiPort: false }),
-  ]);
-  await migrate(db);
-  connection = await Connection.connect({ address: temporal.address });
-  client = new Client({ connection });
+  // No workers: a crawl started here stays open, which is all the tests need to see.
+  stack = await startTestStack({ workers: false });
   const deps = {
-    db,
-    temporal: async () => client,
+    db: stack.db,
+    temporal: async () => stack.client,
     logger: logger.child({}, { level: 'silent' }),
     docsUi: false,
     allowedHosts: ['gleaner.internal'],
@@ -107,10 +94,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await app?.close();
-  await connection?.close().catch(() => {});
-  await temporal?.stop();
-  await db?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stack?.close();
 });
 
 describe('Host names', () => {
