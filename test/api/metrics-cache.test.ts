@@ -3,19 +3,17 @@
  * scrapes — concurrent or one after another — costs one round of count queries on the real store,
  * and a later scrape after the cache's age reads the store again.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiServer } from '../../api/server';
 import type { Database } from '../../db/database';
 import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import { PgDatabase } from '../../db/pg-database';
 import { logger } from '../../infra/logger';
+import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
 
-let dir: string;
-let store: PgliteDatabase;
+let postgres: NativePostgres;
+let store: PgDatabase;
 const countQueries: string[] = [];
 
 /** The real store, counting the aggregate queries that reach it. */
@@ -41,14 +39,14 @@ async function scrape(app: FastifyInstance): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gleaner-metrics-'));
-  store = await PgliteDatabase.open({ dataDir: join(dir, 'pgdata'), socket: false });
+  postgres = await startNativePostgres();
+  store = new PgDatabase(postgres.url);
   await migrate(store);
 }, 120_000);
 
 afterAll(async () => {
   await store?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await postgres?.stop();
 });
 
 describe('/metrics', () => {
