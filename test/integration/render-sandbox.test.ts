@@ -50,6 +50,11 @@ beforeAll(async () => {
     '/opener',
     html(`<!doctype html><main id="out">opener page</main>
       <a id="link" href="/popup-link" target="_blank">open</a>
+      <link rel="prefetch" href="/prefetched"><link rel="prerender" href="/prerendered">
+      <script type="speculationrules">
+        { "prerender": [{ "source": "list", "urls": ["/speculated-prerender"] }],
+          "prefetch": [{ "source": "list", "urls": ["/speculated-prefetch"] }] }
+      </script>
       <script>
         const out = document.getElementById('out');
         window.open('/popup-same');
@@ -139,7 +144,7 @@ describe('the browser runs with least privilege', () => {
       expect(hits, `pid ${p.pid}: ${p.commandLine.slice(0, 80)}`).toEqual([control]);
   });
 
-  it("refuses every request of a page's popups, new windows and shared workers: none reaches a server", async () => {
+  it("refuses every request of a page's popups, new windows, shared workers and speculative loads: none reaches a server", async () => {
     const page = await renderPage(pool, `${site.origin}/opener`, {
       userAgent: UA,
       network: createBrowserNetwork({
