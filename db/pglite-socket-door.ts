@@ -58,6 +58,8 @@ export class SocketDoor {
 
   async start(): Promise<number> {
     const server = net.createServer((client) => {
+      // The login is several small messages each way: Nagle's algorithm would hold each ~40 ms.
+      client.setNoDelay(true);
       this.clients.add(client);
       client.once('close', () => this.clients.delete(client));
       client.on('error', () => client.destroy());
