@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
-import { exportCorpus } from '../export/export-corpus';
+import { type ExportSummary, exportCorpus } from '../export/export-corpus';
 import { openStore } from '../infra/embedded-store';
 import { UsageError } from './errors';
 
@@ -67,23 +67,12 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
       },
     });
     nothingWritten = summary.pages === 0 && summary.failures > 0;
-    if (options.json) {
-      process.stdout.write(`${JSON.stringify(summary)}\n`);
-      return;
-    }
-    const { files, assets } = summary;
     if (summary.failures > 0)
       process.stderr.write(
         `export: ${summary.failures} page(s) or file(s) could not be written; each is listed with its error in ${summary.report}\n`,
       );
-    process.stdout.write(
-      `Exported ${summary.pages} pages from ${summary.hosts.length} host(s) to ${out}\n` +
-        `  files: ${files.written} written, ${files.unchanged} unchanged, ${files.removed} removed\n` +
-        `  images: ${assets.linked} linked (${assets.fetched} fetched, ${assets.reused} reused), ` +
-        `${assets.refused} refused, ${assets.broken} broken (see export-report.json)\n` +
-        (summary.chunks !== undefined ? `  chunks.jsonl: ${summary.chunks} chunks\n` : '') +
-        `  llms.txt and llms-full.txt list every page\n`,
-    );
+    if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else printSummary(summary, out);
   } finally {
     await db.close();
   }
@@ -94,4 +83,16 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
     // main.ts exits 0 after a command returns; an export that wrote nothing is a failure.
     process.exit(1);
   }
+}
+
+function printSummary(summary: ExportSummary, out: string): void {
+  const { files, assets } = summary;
+  process.stdout.write(
+    `Exported ${summary.pages} pages from ${summary.hosts.length} host(s) to ${out}\n` +
+      `  files: ${files.written} written, ${files.unchanged} unchanged, ${files.removed} removed\n` +
+      `  images: ${assets.linked} linked (${assets.fetched} fetched, ${assets.reused} reused), ` +
+      `${assets.refused} refused, ${assets.broken} broken (see export-report.json)\n` +
+      (summary.chunks !== undefined ? `  chunks.jsonl: ${summary.chunks} chunks\n` : '') +
+      `  llms.txt and llms-full.txt list every page written\n`,
+  );
 }

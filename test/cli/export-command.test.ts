@@ -1,8 +1,15 @@
-/** `gleaner export` and `gleaner report` refuse bad flags with one line and exit 2, touching no store. */
-import { mkdtempSync, rmSync } from 'node:fs';
+/**
+ * `gleaner export` and `gleaner report` refuse bad flags with one line and exit 2, touching no store;
+ * an export of pages a file system cannot take as they are still exits 0 with every page written,
+ * one page that cannot be written is reported and the rest written, and only an export that could
+ * write no page at all exits 1.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../db/migrate';
+import { PgliteDatabase } from '../../db/pglite-database';
 import { lastLine, runGleaner } from '../helpers/gleaner-process';
 
 const home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-export-cli-'));
@@ -38,5 +45,87 @@ describe('gleaner export: bad input', () => {
     const report = await runGleaner(['report'], env);
     expect(report.code).toBe(2);
     expect(lastLine(report.stderr)).toMatch(/no corpus in .* yet/);
+  });
+});
+
+describe('gleaner export of pages written by strangers', () => {
+  const storeHome = path.join(home, 'store');
+  const storeEnv = { GLEANER_HOME: storeHome };
+  const cjk = 'ページ'.repeat(34); // 102 characters, 306 bytes
+  const origin = 'https://docs.test';
+  const urls = [
+    `${origin}/`,
+    `${origin}/${encodeURIComponent(cjk)}`,
+    `${origin}/a`,
+    `${origin}/a.md/x`,
+    `${origin}/docs/p`,
+  ];
+
+  beforeAll(async () => {
+    const db = await PgliteDatabase.open({ dataDir: path.join(storeHome, 'pgdata'), socket: false });
+    try {
+      await migrate(db);
+      for (const url of urls) {
+        const { rows } = await db.query<{ id: number }>(
+          `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_hash, title, markdown, metadata,
+                              language, extracted_hash, extracted_at, fetched_at)
+           VALUES ($1, $1, $2, 'c', 0, 200, 'h-' || $1, $3, $4, '{}', 'en', 'h-' || $1, now(), now()) RETURNING id`,
+          [url, origin, `Page ${url.length}`, `# Page\n\nSee [home](${origin}/) and [a](${origin}/a).`],
+        );
+        await db.query(
+          `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, summary, tags)
+           VALUES ($1, 'h-' || $2, 'llm:m', 'llm:m', $3, ARRAY['t'])`,
+          [rows[0]?.id ?? null, url, 'Summary.\n# Injected\n[x](javascript:alert(1))'],
+        );
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('exits 0 and writes every page, whatever their names', async () => {
+    const out = path.join(home, 'out');
+    const result = await runGleaner(['export', '--out', out, '--no-assets', '--json'], storeEnv);
+    expect(result.stderr).not.toMatch(/ENAMETOOLONG|ENOTDIR|EEXIST/);
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(lastLine(result.stdout));
+    expect(summary).toMatchObject({ pages: urls.length, failures: 0 });
+    expect(JSON.parse(readFileSync(path.join(out, 'export-report.json'), 'utf8')).failures).toEqual([]);
+    const written = readdirSync(path.join(out, 'docs.test'));
+    expect(written.some((name) => name.startsWith('ページ') && Buffer.byteLength(name) <= 255)).toBe(true);
+    expect(written.some((name) => /^a--[0-9a-f]{10}\.md$/.test(name))).toBe(true);
+    expect(existsSync(path.join(out, 'docs.test', 'a.md', 'x.md'))).toBe(true);
+    const llms = readFileSync(path.join(out, 'llms.txt'), 'utf8');
+    expect(llms).not.toMatch(/^# Injected/m);
+    expect(llms).not.toMatch(/(^|[^\\])\]\(javascript:/m);
+  });
+
+  it('reports a page it may not write, writes the rest and exits 0', async () => {
+    const out = path.join(home, 'out');
+    const outside = path.join(home, 'outside');
+    mkdirSync(outside, { recursive: true });
+    rmSync(path.join(out, 'docs.test', 'docs'), { recursive: true, force: true });
+    symlinkSync(outside, path.join(out, 'docs.test', 'docs'));
+    const result = await runGleaner(['export', '--out', out, '--no-assets'], storeEnv);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`1 page(s) or file(s) could not be written`);
+    expect(result.stderr).toContain(path.join(out, 'export-report.json'));
+    expect(readdirSync(outside)).toEqual([]);
+    const report = JSON.parse(readFileSync(path.join(out, 'export-report.json'), 'utf8'));
+    expect(report.failures).toEqual([expect.objectContaining({ url: `${origin}/docs/p` })]);
+    expect(result.stdout).toMatch(/Exported 4 pages/);
+  });
+
+  it('exits 1 when no page could be written', async () => {
+    const out = path.join(home, 'out-none');
+    const outside = path.join(home, 'outside-none');
+    mkdirSync(outside, { recursive: true });
+    mkdirSync(out, { recursive: true });
+    symlinkSync(outside, path.join(out, 'docs.test'));
+    const result = await runGleaner(['export', '--out', out, '--no-assets', '--json'], storeEnv);
+    expect(result.code).toBe(1);
+    expect(lastLine(result.stderr)).toMatch(/no page could be written/);
+    expect(JSON.parse(lastLine(result.stdout))).toMatchObject({ pages: 0, failures: urls.length });
+    expect(readdirSync(outside)).toEqual([]);
   });
 });
