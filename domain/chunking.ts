@@ -117,14 +117,68 @@ function resolveLimits(options: ChunkingOptions): Limits {
 // ---------------------------------------------------------------------------------------------
 // Markdown → blocks → sections of units
 
-const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const FENCE_OPEN = /^(\s*)(`{3,}|~{3,})([^`]*)$/;
 const TABLE_ROW = /^\s*\|/;
-const TABLE_SEPARATOR = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+const SEPARATOR_CELL = /^:?-+:?$/;
+/**
+ * Headings longer than this are read for their title only this far: the title's link and emphasis
+ * patterns backtrack over a line, so a bound keeps a megabyte-long heading line cheap.
+ */
+const MAX_HEADING_TITLE_CHARS = 300;
+
+/**
+ * An ATX heading's level and text (closing `#`s and surrounding blanks dropped), or null: what
+ * `/^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/` reads, without that regex's quadratic
+ * backtracking on a long run of blanks.
+ */
+export function parseHeading(line: string): { level: number; text: string } | null {
+  let at = 0;
+  while (at < 3 && line[at] === ' ') at++;
+  const hashes = at;
+  while (at < line.length && at - hashes < 7 && line[at] === '#') at++;
+  const level = at - hashes;
+  if (level === 0 || level > 6) return null;
+  if (at < line.length && line[at] !== ' ' && line[at] !== '\t') return null;
+  // `.` matches no line terminator: such a heading does not match at all.
+  if (/[\n\r\u2028\u2029]/.test(line)) return null;
+  let start = at;
+  while (start < line.length && isBlank(line[start])) start++;
+  let end = line.length;
+  while (end > start && isBlank(line[end - 1])) end--;
+  let closing = end;
+  while (closing > start && line[closing - 1] === '#') closing--;
+  if (closing < end && closing > start && isBlank(line[closing - 1])) {
+    end = closing;
+    while (end > start && isBlank(line[end - 1])) end--;
+  }
+  return { level, text: line.slice(start, end) };
+}
+
+/** A row's text without its outer pipes and blanks, in linear time (unlike `/\s*\|?\s*$/`). */
+function stripRowPipes(row: string): string {
+  let text = row.trim();
+  if (text.startsWith('|')) text = text.slice(1).trimStart();
+  if (text.endsWith('|')) text = text.slice(0, -1).trimEnd();
+  return text;
+}
+
+const isBlank = (char: string | undefined) => char === ' ' || char === '\t';
+
+/**
+ * A GFM table's delimiter row (`| --- | :-: |`): what `/^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/`
+ * accepts, cell by cell, without its quadratic backtracking on blanks.
+ */
+export function isTableSeparator(line: string): boolean {
+  let row = line.trim();
+  if (row.startsWith('|')) row = row.slice(1);
+  if (row.endsWith('|')) row = row.slice(0, -1);
+  return row.split('|').every((cell) => SEPARATOR_CELL.test(cell.trim()));
+}
 
 /** Heading text as a reader sees it: links and images by their text, emphasis and code marks dropped. */
 export function headingTitle(raw: string): string {
   return raw
+    .slice(0, MAX_HEADING_TITLE_CHARS)
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/(\*\*|__|[*_`~])(?=\S)([\s\S]*?\S)\1/g, '$2')
     .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, '$1')
@@ -148,11 +202,11 @@ function parseSections(markdown: string, limits: Limits): Section[] {
       i++;
       continue;
     }
-    const heading = HEADING.exec(line);
+    const heading = parseHeading(line);
     if (heading) {
-      const level = (heading[1] as string).length;
+      const level = heading.level;
       while (stack.length > 0 && (stack[stack.length - 1] as { level: number }).level >= level) stack.pop();
-      stack.push({ level, title: headingTitle(heading[2] ?? '') });
+      stack.push({ level, title: headingTitle(heading.text) });
       sections.push({ path: stack.map((h) => h.title), parentDepth: stack.length - 1, units: [] });
       block++;
       push({
@@ -179,7 +233,7 @@ function parseSections(markdown: string, limits: Limits): Section[] {
       i = last + 1;
       continue;
     }
-    if (TABLE_ROW.test(line) && TABLE_SEPARATOR.test(lines[i + 1] ?? '')) {
+    if (TABLE_ROW.test(line) && isTableSeparator(lines[i + 1] ?? '')) {
       let end = i + 2;
       while (end < lines.length && TABLE_ROW.test(lines[end] as string)) end++;
       block++;
@@ -190,8 +244,8 @@ function parseSections(markdown: string, limits: Limits): Section[] {
     let end = i + 1;
     while (end < lines.length) {
       const next = lines[end] as string;
-      if (next.trim() === '' || HEADING.test(next) || FENCE_OPEN.test(next)) break;
-      if (TABLE_ROW.test(next) && TABLE_SEPARATOR.test(lines[end + 1] ?? '')) break;
+      if (next.trim() === '' || parseHeading(next) !== null || FENCE_OPEN.test(next)) break;
+      if (TABLE_ROW.test(next) && isTableSeparator(lines[end + 1] ?? '')) break;
       end++;
     }
     block++;
@@ -274,7 +328,7 @@ function splitLongText(
     let cut = part === parts ? text.length : Math.round((text.length * part) / parts);
     let next = cut;
     if (cut < text.length) {
-      const space = text.lastIndexOf(' ', cut);
+      const space = lastSpaceAfter(text, start, cut);
       if (space > start) {
         cut = space;
         next = space + 1;
@@ -295,6 +349,15 @@ function splitLongText(
     start = next;
   }
   return out;
+}
+
+/**
+ * The last space at or before `at` but after `start`, else -1. Not `lastIndexOf(' ', at)`: on text
+ * without spaces that scans back to the beginning for every piece, quadratic in the text's length.
+ */
+function lastSpaceAfter(text: string, start: number, at: number): number {
+  for (let i = Math.min(at, text.length - 1); i > start; i--) if (text.charCodeAt(i) === 32) return i;
+  return -1;
 }
 
 /**
@@ -338,10 +401,7 @@ function atomicUnits(
     const lineNumber = firstLine + head.length + index;
     const pieces = splitLongText(line, limits.countTokens(line), lineLimit, limits.countTokens);
     for (const piece of pieces) {
-      const text =
-        kind === 'table' && pieces.length > 1
-          ? `| ${piece.text.replace(/^\s*\|?\s*|\s*\|?\s*$/g, '')} |`
-          : piece.text;
+      const text = kind === 'table' && pieces.length > 1 ? `| ${stripRowPipes(piece.text)} |` : piece.text;
       rows.push({
         text,
         tokens: text === piece.text ? piece.tokens : limits.countTokens(text),
@@ -536,7 +596,8 @@ function emitUnits(
     if (index === overlapCount && index > 0) overlapChars = text.length;
     text += unit.text;
   });
-  text = text.replace(/\s+$/, '');
+  // Not `replace(/\s+$/, '')`: that regex rescans a long inner run of blanks from each of its characters.
+  text = text.trimEnd();
   const tokenCount = limits.countTokens(text);
   if (tokenCount > limits.max && units.length - overlapCount > 1) {
     // The tokenizer counted the joined text higher than its parts (subwords merging across a seam):
