@@ -214,6 +214,9 @@ export class BrowserPool {
             `enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or set ` +
             `${NO_SANDBOX_ENV}=1 to render without it (not recommended). ${message}`,
         );
+      // The wrapper's own refusals (chromium-as-user.sh) are setup problems too.
+      const refusal = /chromium-as-user: [^\n]*/.exec(message)?.[0];
+      if (refusal) throw new BrowserUnavailableError(refusal);
       throw error;
     }
     const groupId = server.process().pid;

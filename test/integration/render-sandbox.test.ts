@@ -6,7 +6,10 @@
  * workers get nothing: their requests are refused by the interception on the browser context, and
  * the servers' own logs show they never arrived. Traffic goes to 127.0.0.0/8 only.
  */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BrowserUnavailableError,
@@ -170,6 +173,34 @@ describe('the browser runs with least privilege', () => {
     expect(site.log.map((entry) => entry.path)).toEqual(['/opener']);
     expect(outsider.log).toEqual([]);
   });
+
+  it.runIf(isRoot)(
+    'as root with a profile folder the browser user cannot reach, says so instead of failing obscurely',
+    async () => {
+      // Playwright makes the profile folder under os.tmpdir(): here, a folder closed to other users.
+      const closed = mkdtempSync(path.join(tmpdir(), 'gleaner-closed-'));
+      chmodSync(closed, 0o700);
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = closed;
+      const pool = new BrowserPool({ maxPages: 1 });
+      try {
+        const failure = await pool
+          .withPage({ userAgent: UA }, async () => undefined)
+          .catch((error: unknown) => error);
+        // A setup problem, not retried: the activity fails with this message.
+        expect(failure).toBeInstanceOf(BrowserUnavailableError);
+        expect((failure as Error).message).toMatch(
+          /chromium-as-user: uid \d+ cannot reach its profile folder/,
+        );
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+        await pool.close();
+        rmSync(closed, { recursive: true, force: true });
+      }
+      expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
+    },
+  );
 
   it.runIf(isRoot)(
     'as root with no browser user, refuses to render (before any request) and says how to fix it',
