@@ -34,12 +34,28 @@ export interface StreamedFile {
 
 /** A path inside the output folder that the export refuses to write or delete. */
 export class UnsafeExportPathError extends Error {
-  override readonly name = 'UnsafeExportPathError';
+  override readonly name: string = 'UnsafeExportPathError';
   constructor(
     readonly file: string,
     readonly reason: string,
   ) {
     super(`${file}: ${reason}`);
+  }
+}
+
+/**
+ * A file stands where a folder is needed, or a folder where a file is: usually a file of the
+ * previous export, from before a page was renamed (`/a` → `a.md` before `/a.md/x` appeared).
+ */
+export class ExportPathClashError extends UnsafeExportPathError {
+  override readonly name = 'ExportPathClashError';
+  constructor(
+    file: string,
+    reason: string,
+    /** The component in the way, relative to the root (POSIX). */
+    readonly component: string,
+  ) {
+    super(file, reason);
   }
 }
 
@@ -56,12 +72,16 @@ export class TreeWriter {
   /** Files of the previous export this one would have removed but did not (a link on the way). */
   readonly refusedRemovals: RefusedRemoval[] = [];
   private readonly files = new Set<string>();
+  private readonly removedOrRefused = new Set<string>();
+  private readonly previousFiles: ReadonlySet<string>;
   private temporaries = 0;
 
   constructor(
     readonly root: string,
-    private readonly previousFiles: readonly string[],
-  ) {}
+    previousFiles: readonly string[],
+  ) {
+    this.previousFiles = new Set(previousFiles);
+  }
 
   /** Files the previous export wrote, from its manifest (none when there is no manifest). */
   static async open(root: string): Promise<TreeWriter> {
@@ -112,10 +132,30 @@ export class TreeWriter {
           `${shown} is a symbolic link; the export does not write through links`,
         );
       const last = index === parts.length - 1;
-      if (!last && !stats.isDirectory()) throw new UnsafeExportPathError(file, `${shown} is not a folder`);
-      if (last && !stats.isFile()) throw new UnsafeExportPathError(file, `${shown} is not a regular file`);
+      const component = shown.split(path.sep).join('/');
+      if (!last && !stats.isDirectory())
+        throw new ExportPathClashError(file, `${shown} is not a folder`, component);
+      if (last && !stats.isFile())
+        throw new ExportPathClashError(file, `${shown} is not a regular file`, component);
     }
     return full;
+  }
+
+  /**
+   * `checked`, except that stale files of the previous export standing in the way are removed first:
+   * they would go at the end of this export anyway, and a page renamed since must not fail for them.
+   */
+  private async checkedForWrite(file: string): Promise<string> {
+    try {
+      return await this.checked(file);
+    } catch (error) {
+      if (!(error instanceof ExportPathClashError)) throw error;
+      const under = `${error.component}/`;
+      for (const stale of this.previousFiles) {
+        if (stale === error.component || stale.startsWith(under)) await this.removeStaleFile(stale);
+      }
+      return this.checked(file);
+    }
   }
 
   /** The bytes of a file the export itself keeps (manifest, asset index), never through a link. */
@@ -125,7 +165,7 @@ export class TreeWriter {
 
   /** Writes `file` (relative, POSIX) unless it already holds exactly these bytes. */
   async write(file: string, content: string | Buffer): Promise<void> {
-    const full = await this.checked(file);
+    const full = await this.checkedForWrite(file);
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
     if (await sameBytes(full, bytes)) {
       this.files.add(file);
@@ -142,11 +182,12 @@ export class TreeWriter {
     }
     await this.moveIntoPlace(file, temporary, full);
     this.files.add(file);
+    this.counts.written += 1;
   }
 
   /** Writes `file` with the bytes of `source` (absolute), streamed, unless it already holds them. */
   async copy(file: string, source: string): Promise<void> {
-    const full = await this.checked(file);
+    const full = await this.checkedForWrite(file);
     const sourceStats = await lstat(source);
     if (!sourceStats.isFile()) throw new UnsafeExportPathError(file, 'its source is not a regular file');
     if (
@@ -170,6 +211,7 @@ export class TreeWriter {
     });
     await this.moveIntoPlace(file, temporary, full);
     this.files.add(file);
+    this.counts.written += 1;
   }
 
   /** Notes a file that is already in place (an asset kept from an earlier export) as part of this one. */
@@ -185,12 +227,12 @@ export class TreeWriter {
    * good copy stays, still listed in the manifest, instead of being removed for a passing error.
    */
   retain(file: string): void {
-    if (this.previousFiles.includes(file)) this.files.add(file);
+    if (this.previousFiles.has(file)) this.files.add(file);
   }
 
   /** A file written in pieces to a temporary file, moved into place at close only if it changed. */
   async stream(file: string): Promise<StreamedFile> {
-    const full = await this.checked(file);
+    const full = await this.checkedForWrite(file);
     await this.makeParents(file, full);
     const temporary = this.temporaryFor(full);
     const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
@@ -222,6 +264,7 @@ export class TreeWriter {
         } else {
           await this.moveIntoPlace(file, temporary, full);
           this.files.add(file);
+          this.counts.written += 1;
         }
       },
     };
@@ -235,25 +278,31 @@ export class TreeWriter {
    */
   async removeStale(stillToWrite: readonly string[] = []): Promise<void> {
     for (const file of this.previousFiles) {
-      if (this.files.has(file) || stillToWrite.includes(file)) continue;
-      let full: string;
-      try {
-        full = await this.checked(file);
-        if ((await fileSize(full)) === undefined) continue;
-        const parent = await realpath(path.dirname(full));
-        if (!(parent + path.sep).startsWith(this.root + path.sep))
-          throw new UnsafeExportPathError(file, 'lies outside the export');
-      } catch (error) {
-        if (error instanceof UnsafeExportPathError) {
-          this.refusedRemovals.push({ file, reason: error.reason });
-          continue;
-        }
-        throw error;
-      }
-      await unlink(full);
-      this.counts.removed += 1;
-      await removeEmptyParents(path.dirname(full), this.root);
+      if (!stillToWrite.includes(file)) await this.removeStaleFile(file);
     }
+  }
+
+  private async removeStaleFile(file: string): Promise<void> {
+    if (this.files.has(file) || this.removedOrRefused.has(file)) return;
+    let full: string;
+    try {
+      full = await this.checked(file);
+      if ((await fileSize(full)) === undefined) return;
+      const parent = await realpath(path.dirname(full));
+      if (!(parent + path.sep).startsWith(this.root + path.sep))
+        throw new UnsafeExportPathError(file, 'lies outside the export');
+    } catch (error) {
+      if (error instanceof UnsafeExportPathError) {
+        this.removedOrRefused.add(file);
+        this.refusedRemovals.push({ file, reason: error.reason });
+        return;
+      }
+      throw error;
+    }
+    this.removedOrRefused.add(file);
+    await unlink(full);
+    this.counts.removed += 1;
+    await removeEmptyParents(path.dirname(full), this.root);
   }
 
   /** Records this export's files in the manifest, which the next export removes stale files by. */
