@@ -6,7 +6,8 @@
  * workers get nothing: their requests are refused by the interception on the browser context, and
  * the servers' own logs show they never arrived. Traffic goes to 127.0.0.0/8 only.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import {
 import { createBrowserNetwork } from '../../activities/render/browser-network';
 import { BrowserPool } from '../../activities/render/browser-pool';
 import { renderPage } from '../../activities/render/render-page';
+import { repoRoot } from '../../infra/tools-dir';
 import { type BrowserProcess, browserProcesses, memoryContains } from '../helpers/browser-processes';
 import { waitForNoProcesses } from '../helpers/process-groups';
 import { type SiteServer, serveSite } from '../helpers/site-server';
@@ -173,6 +175,66 @@ describe('the browser runs with least privilege', () => {
     expect(site.log.map((entry) => entry.path)).toEqual(['/opener']);
     expect(outsider.log).toEqual([]);
   });
+
+  it.runIf(isRoot)(
+    'as a regular user, launches Chromium itself with its sandbox on and no secret',
+    { timeout: 90_000 },
+    async () => {
+      const user = lookupUser(DEFAULT_BROWSER_USER);
+      if (!user) throw new Error(`no user ${DEFAULT_BROWSER_USER}: run scripts/setup.sh`);
+      const home = mkdtempSync(path.join(tmpdir(), 'gleaner-user-home-'));
+      chownSync(home, user.uid, user.gid);
+      // A regular user's gleaner, holding the same secrets this process holds.
+      const child = spawn(
+        '/usr/bin/setpriv',
+        [
+          `--reuid=${user.uid}`,
+          `--regid=${user.gid}`,
+          '--clear-groups',
+          '/usr/bin/env',
+          '-i',
+          `PATH=${process.env.PATH ?? '/usr/bin:/bin'}`,
+          `HOME=${home}`,
+          ...Object.entries(SECRETS).map(([name, value]) => `${name}=${value}`),
+          process.execPath,
+          '--import',
+          'tsx',
+          path.join(repoRoot(), 'test/fixtures/render-sandbox-child.ts'),
+        ],
+        { cwd: repoRoot(), stdio: ['pipe', 'pipe', 'inherit'] },
+      );
+      try {
+        const report = await new Promise<{ text: string; browserPid: number }>((resolve, reject) => {
+          let out = '';
+          child.stdout?.on('data', (chunk) => {
+            out += chunk;
+            const line = out.split('\n').find((l) => l.startsWith('{'));
+            if (line) resolve(JSON.parse(line));
+          });
+          child.on('exit', (code) => reject(new Error(`child exited early with ${code}`)));
+        });
+        expect(report.text).toBe('page ran');
+        const processes = browserProcesses(report.browserPid);
+        const renderers = processes.filter((p) => p.isRenderer);
+        expect(renderers.length).toBeGreaterThan(0);
+        for (const p of processes) {
+          expect(p.commandLine, `pid ${p.pid}`).not.toContain('--no-sandbox');
+          expect(p.uids, `pid ${p.pid}`).toEqual([user.uid, user.uid, user.uid, user.uid]);
+        }
+        for (const renderer of renderers) expect(renderer.seccomp).toBe(2);
+        for (const renderer of renderers)
+          expect(memoryContains(renderer.pid, Object.values(SECRETS)), `renderer ${renderer.pid}`).toEqual(
+            [],
+          );
+      } finally {
+        child.stdin?.end();
+        await new Promise((resolve) =>
+          child.exitCode === null ? child.once('exit', resolve) : resolve(undefined),
+        );
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 
   it.runIf(isRoot)(
     'as root with a profile folder the browser user cannot reach, says so instead of failing obscurely',
