@@ -134,8 +134,8 @@ export async function renderPage(
         page.refused.push({ url: outcome.url, reason: outcome.reason });
         return route.abort(outcome.kind === 'refused' ? 'blockedbyclient' : 'failed');
       };
-      // On the context, not the page: popups, pages opened by the page, prerendered pages and
-      // workers all belong to the context, and a page-level route never sees their requests.
+      // On the context, not the page: popups and other pages the page opens belong to the context,
+      // and a page-level route never sees their requests (Chromium alone would send them).
       const context = browserPage.context();
       await deadline(
         context.route('**/*', (route) =>
@@ -154,11 +154,9 @@ export async function renderPage(
       // A shared worker's requests are not intercepted at all (Playwright routes pages and their
       // dedicated workers only): the page gets no SharedWorker to start one with.
       await deadline(context.addInitScript({ content: 'delete globalThis.SharedWorker;' }), 'addInitScript');
-      // A popup is a page the crawler did not ask for: closed at once (its requests are refused above).
+      // A popup is a page the crawler did not ask for: closed at once (its navigation is refused above).
       context.on('page', (opened) => {
-        if (opened === browserPage) return;
-        page.refused.push({ url: opened.url(), reason: 'popup closed' });
-        opened.close().catch(() => undefined);
+        if (opened !== browserPage) opened.close().catch(() => undefined);
       });
       await deadline(
         browserPage.goto(document.url, { waitUntil: 'domcontentloaded', timeout: navigationTimeoutMs }),
