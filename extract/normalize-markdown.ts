@@ -4,7 +4,7 @@
  * the inside of fenced code blocks (nor of inline code spans, for entities and spaces): code is
  * never reformatted. Pure and idempotent: normalising twice gives the same text.
  */
-import { headingTitle } from '../domain/chunking';
+import { headingTitle, parseHeading } from '../domain/chunking';
 
 export interface NormalizeOptions {
   /** Becomes the H1 when the Markdown has none. */
@@ -25,7 +25,6 @@ export interface HeadingAnchor {
 type Line = { kind: 'code'; text: string } | { kind: 'text'; text: string };
 
 const FENCE_OPEN = /^(\s*)(`{3,}|~{3,})([^`]*)$/;
-const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 
 /** Lines tagged as inside a fenced code block (the fence lines included) or not. */
 function classifyLines(markdown: string): Line[] {
@@ -69,7 +68,14 @@ function cleanText(line: string): string {
         .replace(/[\u200b\u2060\ufeff]/g, '');
     })
     .join('');
-  return cleaned.replace(/[ \t]+$/, '');
+  return trimBlanksEnd(cleaned);
+}
+
+/** Trailing spaces and tabs dropped; not `replace(/[ \t]+$/, '')`, which rescans every inner run of blanks. */
+function trimBlanksEnd(text: string): string {
+  let end = text.length;
+  while (end > 0 && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+  return text.slice(0, end);
 }
 
 const NAMED_ENTITIES: Record<string, string> = {
@@ -140,8 +146,8 @@ function normalizeHeadings(lines: Line[], title: string | undefined): Line[] {
     const found: ParsedHeading[] = [];
     lines.forEach((line, index) => {
       if (line.kind !== 'text') return;
-      const match = HEADING.exec(line.text);
-      if (match) found.push({ index, level: (match[1] as string).length, raw: (match[2] ?? '').trim() });
+      const match = parseHeading(line.text);
+      if (match) found.push({ index, level: match.level, raw: match.text.trim() });
     });
     return found;
   };
@@ -231,9 +237,9 @@ export function headingAnchors(markdown: string): HeadingAnchor[] {
   const anchors: HeadingAnchor[] = [];
   classifyLines(markdown).forEach((line, index) => {
     if (line.kind !== 'text') return;
-    const match = HEADING.exec(line.text);
+    const match = parseHeading(line.text);
     if (!match) return;
-    const text = headingTitle(match[2] ?? '');
+    const text = headingTitle(match.text);
     const base = githubSlug(text);
     const count = seen.get(base);
     let anchor = base;
@@ -246,7 +252,7 @@ export function headingAnchors(markdown: string): HeadingAnchor[] {
       seen.set(base, n);
     }
     seen.set(anchor, seen.get(anchor) ?? 0);
-    anchors.push({ level: (match[1] as string).length, text, anchor, line: index + 1 });
+    anchors.push({ level: match.level, text, anchor, line: index + 1 });
   });
   return anchors;
 }

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBody, sniffMetaCharset } from '../../activities/http/charset';
 import { dropHtmlCdata, extractPage } from '../../extract/extract-page';
+import { headingAnchors, normalizeMarkdown } from '../../extract/normalize-markdown';
 import { sanitizeHtml } from '../../extract/sanitize';
 import { expectLinear, repeatTo } from '../helpers/linear-time';
 
@@ -137,6 +138,9 @@ describe('extractPage (the whole pipeline, Markdown included) runs in linear tim
       ['<div>', '<blockquote><p>q</p></blockquote>', '</div>'],
       ['<p>', '<a href="/x">link</a> ', '</p>'],
       ['<pre><code>', 'line\n', '</code></pre>'],
+      // No-break spaces become blanks after turndown: a trailing-blank regex rescanned each inner run.
+      ['<p>a', '&nbsp;', 'x</p>'],
+      ['<h2>', '&nbsp;', 'x</h2>'],
     ];
     for (const [prefix, unit, suffix] of pages)
       expectLinear(
@@ -145,6 +149,32 @@ describe('extractPage (the whole pipeline, Markdown included) runs in linear tim
         (chars) => repeatTo(chars, unit, prefix, suffix),
         EXTRACT_GROWTH,
       );
+  });
+});
+
+describe('normalizeMarkdown runs in linear time', () => {
+  it('on long runs of blanks inside heading and text lines', () => {
+    const normalize = (markdown: string) => [normalizeMarkdown(markdown), headingAnchors(markdown)];
+    const piece = fc.constantFrom(' ', '\t', '\u00a0', '#', 'x', '`', '&amp;', '<', '|');
+    fc.assert(
+      fc.property(
+        fc.constantFrom('## ', 'a', '# x ', ''),
+        fc.array(piece, { minLength: 1, maxLength: 2 }),
+        (prefix, pieces) => {
+          expectLinear(
+            `normalizeMarkdown ${JSON.stringify([prefix, ...pieces])}`,
+            normalize,
+            (chars) => repeatTo(chars, pieces.join(''), prefix, 'x'),
+            { bytes: 16_000, maxMsPerKb: 2 },
+          );
+        },
+      ),
+      { numRuns: 10 },
+    );
+    expect(headingAnchors('## Hello   world  ##\n# Hello world')).toMatchObject([
+      { level: 2, text: 'Hello   world', anchor: 'hello---world' },
+      { level: 1, text: 'Hello world', anchor: 'hello-world' },
+    ]);
   });
 });
 
