@@ -36,6 +36,7 @@ const VOID = new Set([
 ]);
 /** Elements that a second opening of the same name implicitly closes. */
 const SELF_CLOSING_SIBLINGS = new Set(['p', 'li', 'dt', 'dd', 'option', 'tr', 'td', 'th']);
+const FOREIGN_ROOTS = new Set(['svg', 'math']);
 const MAX_JSON_LD_CHARS = 200_000;
 
 export function sanitizeHtml(input: string, maxInputChars: number, maxDepth: number): SanitizedHtml {
@@ -59,20 +60,28 @@ export function sanitizeHtml(input: string, maxInputChars: number, maxDepth: num
  * Drops start and end tags deeper than `maxDepth`, approximating the HTML tree with a stack: void
  * elements never open, an end tag pops to its matching start tag (if any is open), and `p`, `li`,
  * `td` and friends close an open sibling of the same name. Raw-text elements are already gone.
+ * `/>` closes an element only inside SVG or MathML: HTML ignores it elsewhere, so 16,000 `<div/>`
+ * nest 16,000 deep for the DOM parser (110 s of extraction when they were taken for closed).
  */
 function capDepth(html: string, maxDepth: number): { html: string; dropped: number } {
   const stack: { name: string; dropped: boolean }[] = [];
   let dropped = 0;
   let overflowed = false;
+  let foreign = 0;
+  const truncate = (length: number) => {
+    for (let i = length; i < stack.length; i++) if (FOREIGN_ROOTS.has(stack[i]?.name ?? '')) foreign--;
+    stack.length = length;
+  };
   const out = replaceTags(html, /<(\/?)([a-zA-Z][\w:-]*)\b/g, (tag, [, slash = '', rawName = '']) => {
     const name = rawName.toLowerCase();
     if (slash === '') {
-      if (VOID.has(name) || tag.endsWith('/>')) return tag;
+      if (VOID.has(name) || (foreign > 0 && tag.endsWith('/>'))) return tag;
       if (SELF_CLOSING_SIBLINGS.has(name) && stack.at(-1)?.name === name) {
         if (stack.pop()?.dropped) dropped++;
       }
       const drop = stack.length >= maxDepth;
       stack.push({ name, dropped: drop });
+      if (FOREIGN_ROOTS.has(name)) foreign++;
       if (drop) {
         overflowed = true;
         dropped++;
@@ -84,7 +93,7 @@ function capDepth(html: string, maxDepth: number): { html: string; dropped: numb
       // Fast path while nothing was dropped: keep the stack roughly right.
       for (let i = stack.length - 1; i >= 0; i--) {
         if (stack[i]?.name === name) {
-          stack.length = i;
+          truncate(i);
           break;
         }
       }
@@ -93,7 +102,7 @@ function capDepth(html: string, maxDepth: number): { html: string; dropped: numb
     for (let i = stack.length - 1; i >= 0; i--) {
       const entry = stack[i];
       if (entry?.name === name) {
-        stack.length = i;
+        truncate(i);
         if (entry.dropped) {
           dropped++;
           return '';

@@ -45,6 +45,8 @@ const HTML_PIECES = [
 ];
 /** The openers the review suspected, always included besides the generated shapes. */
 const NAMED = ['<a', '<script', '<style', '<noscript', '<![CDATA[', '<template', '<x-y'];
+/** `/>` on an HTML element closes nothing: these nest as deep as they repeat. */
+const SELF_CLOSED_DIVS = '<div/>';
 const shape = fc.oneof(
   fc.constantFrom(...NAMED),
   fc.array(fc.constantFrom(...HTML_PIECES), { minLength: 1, maxLength: 3 }).map((pieces) => pieces.join('')),
@@ -140,6 +142,8 @@ describe('extractPage (the whole pipeline, Markdown included) runs in linear tim
       ['<pre><code>', 'line\n', '</code></pre>'],
       // No-break spaces become blanks after turndown: a trailing-blank regex rescanned each inner run.
       ['<p>a', '&nbsp;', 'x</p>'],
+      ['<p>x</p>', SELF_CLOSED_DIVS, ''],
+      ['<svg>', '<path/>', '</svg><p>x</p>'],
       ['<h2>', '&nbsp;', 'x</h2>'],
     ];
     for (const [prefix, unit, suffix] of pages)
