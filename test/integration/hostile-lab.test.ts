@@ -1,0 +1,210 @@
+/**
+ * The hostile-pages lab (issue 28), on the embedded default as a user runs it: one `gleaner crawl
+ * --wait --json` process holds Temporal's workers, PGlite and the page pipeline. Beside a healthy
+ * origin of 120 pages, a second origin serves a render-heuristic bomb (hundreds of thousands of
+ * unclosed app roots), a tag-regex bomb (`<a`, `<script`, `<!--` and `<![CDATA[` repeated without
+ * an end) and a 3,000-layer Content-Encoding chain. The healthy origin must keep its pace — no gap
+ * between its requests above 5 s, measured on this server's own log — the crawl must complete,
+ * and each hostile page must be recorded with its reason. Then `gleaner export` of the same store,
+ * which also holds pages whose paths cannot be written as named (a 100-character CJK segment,
+ * `/a` beside `/a.md/x`), exits 0 with every other page written.
+ *
+ * The hostile bodies are generated below; sizes are chosen so that the quadratic render heuristic
+ * of 0851200 costs minutes of event loop (40,000 roots took 6.7 s there; 300,000 would take ~6 min).
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteDatabase } from '../../db/pglite-database';
+import { addGeneratedPages, pageHtml } from '../helpers/generated-site';
+import { runGleaner } from '../helpers/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
+
+const HEALTHY_PAGES = 120;
+const ENCODING_LAYERS = 3_000;
+const CJK_SEGMENT = '文'.repeat(100);
+/** The longest pause the healthy origin may see between two of its requests. */
+const MAX_HEALTHY_GAP_MS = 5_000;
+/** "Within a few minutes": the crawl is killed and the test fails past this. */
+const CRAWL_TIMEOUT_MS = 300_000;
+
+let healthy: SiteServer;
+let hostile: SiteServer;
+let home: string;
+let out: string;
+
+function renderBomb(): string {
+  return `<!doctype html><html><head><title>render bomb</title></head><body>${'<div id=root>'.repeat(300_000)}`;
+}
+
+function tagBomb(): string {
+  const unclosed = ['<a', '<script', '<!--', '<![CDATA[', '<a href="'].map((open) =>
+    `${open} x`.repeat(60_000),
+  );
+  return `<!doctype html><html><head><title>tag bomb</title></head><body><p>start</p>${unclosed.join('')}`;
+}
+
+/** The same small page gzipped once per layer, with one `gzip` per layer in Content-Encoding. */
+function encodingChain(): { body: Buffer; header: string } {
+  let body: Buffer = Buffer.from(pageHtml('encoded', []));
+  for (let layer = 0; layer < ENCODING_LAYERS; layer++) body = gzipSync(body, { level: 1 });
+  return { body, header: Array.from({ length: ENCODING_LAYERS }, () => 'gzip').join(',') };
+}
+
+const html = (body: string) => (_req: unknown, res: import('node:http').ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+};
+
+beforeAll(async () => {
+  healthy = await serveSite(undefined);
+  hostile = await serveSite(undefined);
+  const awkward = [`/${encodeURIComponent(CJK_SEGMENT)}`, '/a', '/a.md/x'];
+  addGeneratedPages(healthy, HEALTHY_PAGES, { crossLinks: awkward });
+  for (const awkwardPath of awkward)
+    healthy.route(
+      awkwardPath,
+      html(pageHtml(`awkward ${awkwardPath}`, [], `A page at ${awkwardPath} with some words to index.`)),
+    );
+
+  const chain = encodingChain();
+  hostile.route(
+    '/',
+    html(pageHtml('hostile', ['/render-bomb', '/tag-bomb', '/encoding-chain', '/fine'], 'Hostile origin.')),
+  );
+  hostile.route('/render-bomb', html(renderBomb()));
+  hostile.route('/tag-bomb', html(tagBomb()));
+  hostile.route('/encoding-chain', (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': chain.header })
+      .end(chain.body);
+  });
+  hostile.route('/fine', html(pageHtml('fine', [], 'A normal page on the hostile origin.')));
+  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-hostile-'));
+  out = mkdtempSync(path.join(os.tmpdir(), 'gleaner-hostile-export-'));
+});
+afterAll(async () => {
+  await healthy?.close();
+  await hostile?.close();
+  if (home) rmSync(home, { recursive: true, force: true });
+  if (out) rmSync(out, { recursive: true, force: true });
+});
+
+describe('hostile pages beside a healthy origin, on the embedded default', () => {
+  it(
+    'keeps the healthy origin at its pace, completes, records each hostile page by its reason, and exports',
+    async () => {
+      const started = Date.now();
+      const crawl = await runGleaner(
+        [
+          'crawl',
+          healthy.url,
+          hostile.url,
+          '--allow-host',
+          '127.0.0.1',
+          '--delay-ms',
+          '100',
+          '--max-pages',
+          '500',
+          '--wait',
+          '--json',
+        ],
+        { GLEANER_HOME: home },
+        CRAWL_TIMEOUT_MS,
+      );
+      const elapsedMs = Date.now() - started;
+      expect(crawl.code, crawl.stderr.slice(-3000)).toBe(0);
+      const summary = JSON.parse(crawl.stdout);
+      expect(summary.status).toBe('completed');
+
+      const healthyRequests = healthy.log.filter((entry) => !isProtocolFile(entry.path));
+      const healthyPaths = new Set(healthyRequests.map((entry) => decodeURIComponent(entry.path)));
+      expect(healthyPaths.size).toBe(HEALTHY_PAGES + 3);
+      const starts = healthyRequests.map((entry) => entry.startedAtMs).sort((a, b) => a - b);
+      const gaps = starts.slice(1).map((at, i) => at - (starts[i] as number));
+      const maxGapMs = Math.max(...gaps);
+      expect(maxGapMs).toBeLessThanOrEqual(MAX_HEALTHY_GAP_MS);
+
+      const hostilePaths = hostile.log.map((entry) => entry.path);
+      for (const hostilePath of ['/render-bomb', '/tag-bomb', '/encoding-chain', '/fine'])
+        expect(hostilePaths).toContain(hostilePath);
+
+      const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
+      // Every line of the fetch log per hostile path: a page stopped at its deadline has an `ok` line
+      // for its fetch and an `extract-timeout` line for its extraction.
+      const records: Record<string, { outcomes: string[]; errors: string[]; extracted: boolean }> = {};
+      try {
+        const rows = await db.query<{
+          url: string;
+          outcome: string;
+          error: string | null;
+          extracted: boolean;
+        }>(
+          `SELECT f.url, f.outcome, f.error, p.extracted_at IS NOT NULL AS extracted
+           FROM fetches f LEFT JOIN pages p ON p.url = f.url
+          WHERE f.url LIKE $1 ORDER BY f.id`,
+          [`${hostile.origin}/%`],
+        );
+        for (const row of rows.rows) {
+          const pathname = new URL(row.url).pathname;
+          records[pathname] ??= { outcomes: [], errors: [], extracted: false };
+          const record = records[pathname];
+          record.outcomes.push(row.outcome);
+          if (row.error) record.errors.push(row.error);
+          record.extracted ||= row.extracted;
+        }
+      } finally {
+        await db.close();
+      }
+      // The encoding chain is refused for what it is, before any decoding.
+      expect(records['/encoding-chain']?.outcomes).toEqual(['unsupported-content-type']);
+      expect(records['/encoding-chain']?.errors.join(' ')).toMatch(/chain of 3000 codings/);
+      // The bombs were fetched and then either extracted in linear time or stopped at their deadline
+      // with that reason recorded; neither is left without a record.
+      for (const bomb of ['/render-bomb', '/tag-bomb']) {
+        const record = records[bomb];
+        expect(record?.outcomes[0], `${bomb}: ${JSON.stringify(record)}`).toBe('ok');
+        expect(
+          record?.extracted || record?.outcomes.includes('extract-timeout'),
+          JSON.stringify(record),
+        ).toBe(true);
+      }
+      expect(records['/fine']?.extracted).toBe(true);
+
+      const exported = await runGleaner(['export', '--out', out, '--json'], { GLEANER_HOME: home });
+      expect(exported.code, exported.stderr.slice(-2000)).toBe(0);
+      const summaryOut = JSON.parse(exported.stdout) as { failures?: unknown };
+      const hostDir = path.join(out, `127.0.0.1_${healthy.port}`);
+      for (let i = 1; i < HEALTHY_PAGES; i++)
+        expect(existsSync(path.join(hostDir, `page-${i}.md`)), `page-${i}.md`).toBe(true);
+      // The awkward paths are written too, under names the file system takes.
+      const awkwardFiles = readdirSync(hostDir, { recursive: true, encoding: 'utf8' }).filter(
+        (file) => file.startsWith('a') || file.startsWith(CJK_SEGMENT.slice(0, 10)),
+      );
+      expect(awkwardFiles.filter((file) => file.endsWith('.md')).length, awkwardFiles.join(', ')).toBe(3);
+      expect(existsSync(path.join(out, 'llms.txt'))).toBe(true);
+      const report = JSON.parse(readFileSync(path.join(out, 'export-report.json'), 'utf8')) as {
+        failures: unknown[];
+      };
+      expect(report.failures).toEqual([]);
+      expect(summaryOut.failures ?? 0).toEqual(
+        report.failures.length === 0 ? (summaryOut.failures ?? 0) : -1,
+      );
+
+      console.info(
+        `hostile lab: crawl ${Math.round(elapsedMs / 1000)} s, healthy max gap ${maxGapMs} ms over ${starts.length} requests, ` +
+          `hostile: ${Object.entries(records)
+            .map(
+              ([p, r]) =>
+                `${p} ${r.outcomes.join('+')}${r.errors.length ? ` (${r.errors.join('; ').slice(0, 70)})` : ''}${r.extracted ? ' extracted' : ''}`,
+            )
+            .join('; ')}; load ${os
+            .loadavg()
+            .map((l) => l.toFixed(2))
+            .join(' ')}`,
+      );
+    },
+    CRAWL_TIMEOUT_MS + 120_000,
+  );
+});
