@@ -29,6 +29,7 @@ import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } fr
 import type { RobotsPolicy } from './robots-policy';
 import { createScopeCache } from './scope-cache';
 import { ThreadDeadlineError } from './thread-deadline';
+import { admitLink } from './trap-budgets';
 import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult } from './types';
 
 const gzipAsync = promisify(gzip);
@@ -433,7 +434,7 @@ function followable(
   for (const url of urls) {
     if (seen.has(url)) continue;
     seen.add(url);
-    if (!isCrawlable(url, inScope)) continue;
+    if (!isCrawlable(url, inScope) || !admitLink(url, inScope)) continue;
     result.push({ url, origin: originOf(url), depth });
   }
   return result;

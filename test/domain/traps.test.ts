@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isCrawlable } from '../../domain/crawlable';
-import { compileScope } from '../../domain/scope';
 import { TrapBudget, trapFamily, trapReason } from '../../domain/traps';
 
 describe('trapReason', () => {
@@ -137,21 +135,5 @@ describe('TrapBudget', () => {
     const budget = new TrapBudget({ maxFamilies: 3 });
     const prefixes = ['a', 'b', 'c', 'd'].map((p) => `https://example.com/${p}/2026/01/`);
     expect(prefixes.map((url) => budget.admit(url))).toEqual([true, true, true, false]);
-  });
-});
-
-describe('isCrawlable', () => {
-  it('bounds a trap family per crawl scope (12 URLs by default) and leaves other pages alone', () => {
-    const scope = compileScope({ mode: 'same-origin', seeds: ['https://example.com/'] });
-    const admitted = Array.from(
-      { length: 60 },
-      (_, i) =>
-        `https://example.com/cal/${2026 + Math.floor(i / 12)}/${String((i % 12) + 1).padStart(2, '0')}/`,
-    ).filter((url) => isCrawlable(url, scope));
-    expect(admitted).toHaveLength(12);
-    expect(isCrawlable('https://example.com/docs/intro', scope)).toBe(true);
-    // Another crawl's scope has its own budget.
-    const other = compileScope({ mode: 'same-origin', seeds: ['https://example.com/'] });
-    expect(isCrawlable('https://example.com/cal/2030/01/', other)).toBe(true);
   });
 });
