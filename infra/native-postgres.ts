@@ -3,6 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { allowlistedEnv } from './child-env';
 import { freePort } from './free-port';
 import { toolsDir } from './tools-dir';
 
@@ -63,7 +64,7 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 function run(cmd: string, args: string[]): Promise<void> {
   const [file, argv] = unprivileged(cmd, args);
   return new Promise((done, fail) => {
-    const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: allowlistedEnv(process.env) });
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c));
     child.stderr.on('data', (c: Buffer) => (output += c));
@@ -139,7 +140,12 @@ async function launch(
   for (const [key, value] of Object.entries(settings)) args.push('-c', `${key}=${value}`);
   const [file, argv] = unprivileged(join(bin, 'postgres'), args);
   // Own process group: Ctrl-C in a terminal must not stop the database before its clients.
-  const child = spawn(file, argv, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // An allowlisted environment: the server has no use for gleaner's secrets (infra/child-env.ts).
+  const child = spawn(file, argv, {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: allowlistedEnv(process.env),
+  });
   let log = '';
   const keep = (c: Buffer) => {
     log = tailOf(log + c.toString('utf8'));
