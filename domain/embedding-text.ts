@@ -72,17 +72,34 @@ function splitProse(markdown: string): { prose: string[]; code: string[] } {
   return { prose, code };
 }
 
+const HTML_TAG = /<\/?[a-z][^>]*>/gi;
+
+/**
+ * `line.replace(HTML_TAG, ' ')`, with the regex kept to the text before the last `>`: past it every
+ * opener scanned to the end of the line for a `>` (a line of `<a` was quadratic); before it the
+ * first opener of a run reaches the `>` and takes the run with it.
+ */
+function withoutHtmlTags(line: string): string {
+  const last = line.lastIndexOf('>');
+  return last === -1 ? line : line.slice(0, last + 1).replace(HTML_TAG, ' ') + line.slice(last + 1);
+}
+
 /** One line of Markdown prose → its words: no heading marks, bullets, emphasis, code ticks or table pipes. */
 function clean(line: string): string {
-  return line
-    .replace(/^\s{0,3}#{1,6}\s+/, '')
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '')
-    .replace(/^\s*>\s?/, '')
-    .replace(/<\/?[a-z][^>]*>/gi, ' ')
-    .replace(/\*\*(.+?)\*\*/g, '$1')
-    .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
-    .replace(/`+([^`]*)`+/g, '$1')
-    .replace(/\s*\|\s*/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return (
+    withoutHtmlTags(
+      line
+        .replace(/^\s{0,3}#{1,6}\s+/, '')
+        .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '')
+        .replace(/^\s*>\s?/, ''),
+    )
+      .replace(/\*\*(.+?)\*\*/g, '$1')
+      .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/g, '$1$2')
+      .replace(/`+([^`]*)`+/g, '$1')
+      // A pipe and the blanks around it become one blank: `/\s*\|\s*/` did the same but rescanned
+      // a long run of blanks from each of its characters when no pipe followed.
+      .replace(/\|/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }

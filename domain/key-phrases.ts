@@ -5,6 +5,8 @@
  * Choosing among them by meaning is the activity's job (it has the embedding model); this is pure.
  */
 
+import { replaceAngleTags, replaceImages, replaceLinksWithText } from './markdown-inline-scan';
+
 const STOP_WORDS = new Set(
   `a about above after again against all also am an and any are aren't as at be because been before being
   below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during
@@ -69,22 +71,28 @@ export function proseOf(markdown: string): PageProse {
   return { headings: headings.filter(Boolean), blocks, codeNames };
 }
 
-/** Markdown inline syntax reduced to its words. */
+/**
+ * Markdown inline syntax reduced to its words. Images, links and tags are found by linear scans
+ * (markdown-inline-scan.ts) and a trailing `¶`/`#` run by a loop: as regexes each rescanned the rest
+ * of a line for every opener without its closer (a line of `![` or `#`s took seconds).
+ */
 function plain(text: string): string {
-  return (
-    text
-      .replace(/!\[[^\]]*\]\([^)]*\)/g, ' ')
-      .replace(/\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g, '$1')
-      .replace(/<[^>]+>/g, ' ')
+  return withoutTrailingMarks(
+    replaceAngleTags(replaceLinksWithText(replaceImages(text, ' '), false), ' ')
       .replace(/`([^`]*)`/g, '$1')
       // Emphasis markers go; underscores inside identifiers (escaped as \_ by the extractor) stay.
       .replace(/\*\*|\*|(?<![\w\\])_{1,2}(?=\S)|(?<=[^\s\\])_{1,2}(?!\w)/g, '')
       .replace(/\\([^A-Za-z0-9\s])/g, '$1')
       .replace(/^\s*(>\s*)+/, '')
-      .replace(/^\s*([-*+]|\d+[.)])\s+/, '')
-      .replace(/[¶#]+$/, '')
-      .trim()
-  );
+      .replace(/^\s*([-*+]|\d+[.)])\s+/, ''),
+  ).trim();
+}
+
+/** `text.replace(/[¶#]+$/, '')`. */
+function withoutTrailingMarks(text: string): string {
+  let end = text.length;
+  while (end > 0 && (text[end - 1] === '#' || text[end - 1] === '¶')) end -= 1;
+  return text.slice(0, end);
 }
 
 /** Sentences of prose blocks that read as sentences: 6 to 60 words, mostly letters. */

@@ -8,10 +8,10 @@
  * The same rules, in SQL, build `chunks.tsv` (db/migrations/007_search_text.sql); keep them alike.
  */
 
-const IMAGE_OR_LINK = /!?\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+"[^"]*")?\)/g;
-const AUTOLINK = /<(?:https?|mailto):[^>\s]*>/g;
+import { removeAutolinks, replaceLinksWithText } from './markdown-inline-scan';
+import { withoutTableRules } from './table-rule';
+
 const ESCAPE = /\\([!-/:-@[-`{-~])/g;
-const TABLE_RULE = /^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{0,}:?\s*\|?\s*$/gm;
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
@@ -42,9 +42,8 @@ export function searchableText(markdown: string): string {
 }
 
 function cleanProse(text: string): string {
-  return text
-    .replace(IMAGE_OR_LINK, '$1')
-    .replace(AUTOLINK, '')
-    .replace(ESCAPE, '$1')
-    .replace(TABLE_RULE, '');
+  // Links, images and autolinks are found by linear scans (markdown-inline-scan.ts): as regexes
+  // they rescanned the rest of the text from every opener without its closer.
+  // Table separator rows go by a scan too (table-rule.ts): the regex was cubic in a run of blanks.
+  return withoutTableRules(removeAutolinks(replaceLinksWithText(text, true)).replace(ESCAPE, '$1'));
 }
