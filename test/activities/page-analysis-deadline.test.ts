@@ -195,8 +195,10 @@ function serveHtml(pathname: string, html: string): string {
 describe('the fetch path on a hostile page', () => {
   it('keeps the event loop free while it reads a render-heuristic bomb', async () => {
     // 40,000 unclosed app roots (5.4 s of assessHtml on the event loop at 0851200, measured here),
-    // then ~8 MB of prose: linear work, but about a second of it even with linear parsers.
-    const bomb = `<html><body>${'<div id=root>'.repeat(40_000)}${PARAGRAPH.repeat(9_000)}<a href="/next">next</a></body></html>`;
+    // then 1.1 million tiny elements (~8.8 MB, under the 10 MiB body cap): linear work, but over a
+    // second of it even with linear parsers (1.3 s here; ~8 MB of prose was only 0.37 s on a quiet CI
+    // machine, too little to tell a stall from the fetch's own work).
+    const bomb = `<html><body>${'<div id=root>'.repeat(40_000)}${'<i>x</i>'.repeat(1_100_000)}<a href="/next">next</a></body></html>`;
     const url = serveHtml('/bomb', bomb);
     const fetchAndStore = createFetchAndStore({ db, robots: createRobotsPolicy({ db }) });
     // Warm the thread pool and the fetch path on a small page first.
