@@ -44,9 +44,9 @@ import {
 import { freePort } from '../infra/free-port';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
-import { reachableHtmlPaths } from '../test/helpers/reachable';
-import { type SiteServer, serveSite } from '../test/helpers/site-server';
-import { unpackSite } from '../test/helpers/sites';
+import { reachableHtmlPaths } from '../testbed/reachable';
+import { type SiteServer, serveSite } from '../testbed/site-server';
+import { unpackSite } from '../testbed/sites';
 import {
   installTemporalRuntime,
   type RunningWorkers,
@@ -666,7 +666,7 @@ interface ScenarioResult {
   duplicatePaths: number;
   non2xx: number;
   non2xxByStatus: Record<string, number>;
-  /** HTML pages reachable from the root by a plain-regex walk (test/helpers/reachable.ts), per origin. */
+  /** HTML pages reachable from the root by a plain-regex walk (testbed/reachable.ts), per origin. */
   reachablePerOrigin: number;
   /** Reachable paths the server never saw, summed over origins (only meaningful without a page cap). */
   reachableMissed: number;

@@ -34,8 +34,8 @@ import type { Tokenizer } from '../embed/tokenizer';
 import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
 import { repoRoot } from '../infra/tools-dir';
-import { chunksOfTokens, skoptParagraphs } from '../test/embed/skopt-text';
-import { unpackSite } from '../test/helpers/sites';
+import { unpackSite } from '../testbed/sites';
+import { chunksOfTokens, skoptParagraphs } from '../testbed/skopt-text';
 
 const positiveInt = (value: string): number => {
   const n = Number.parseInt(value, 10);

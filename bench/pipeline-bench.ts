@@ -23,16 +23,11 @@ import { PgDatabase } from '../db/pg-database';
 import { crawlWorkflowId } from '../domain/temporal-names';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
-import { addGeneratedPages } from '../test/helpers/generated-site';
-import { spawnGleaner } from '../test/helpers/gleaner-process';
-import {
-  isProtocolFile,
-  type RequestLogEntry,
-  type SiteServer,
-  serveSite,
-} from '../test/helpers/site-server';
-import { unpackSite } from '../test/helpers/sites';
-import { startWorkerFleet, type WorkerFleet } from '../test/helpers/worker-fleet';
+import { addGeneratedPages } from '../testbed/generated-site';
+import { spawnGleaner } from '../testbed/gleaner-process';
+import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../testbed/site-server';
+import { unpackSite } from '../testbed/sites';
+import { startWorkerFleet, type WorkerFleet } from '../testbed/worker-fleet';
 import type { CrawlSummary } from '../workflows/messages';
 import { type ActivityTimes, activityTimes } from './lib/activity-times';
 import { CRAWLEE_PACKAGE, CRAWLEE_VERSION, installCrawlee, startCrawleeCrawl } from './lib/crawlee-reference';
@@ -105,7 +100,7 @@ async function serveBenchSite(options: Options): Promise<ServedSite> {
     return {
       server,
       seedUrl: server.url,
-      description: `generated site, ${options.sitePages} pages (test/helpers/generated-site.ts)`,
+      description: `generated site, ${options.sitePages} pages (testbed/generated-site.ts)`,
     };
   }
   const server = await serveSite(unpackSite(options.site));

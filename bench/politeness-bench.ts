@@ -3,7 +3,7 @@
  * robots.txt asking `Crawl-delay: δ`, crawled at once with `delayMs: 0`, so robots Crawl-delay is
  * what limits. The achieved rate, read from the servers' own request logs, is compared with the
  * ceiling H/δ (seed 002 §4: R_polite = H/δ). It runs on the real stack of the integration tests
- * (test/helpers/stack.ts: Temporal dev server + native Postgres + in-process workers) and prints
+ * (testbed/stack.ts: Temporal dev server + native Postgres + in-process workers) and prints
  * numbers; it asserts nothing about time. Definitions: bench/README.md, "Politeness benchmark".
  *
  * Two placements of the page pipeline (extract → chunk → embed), one after the other in one run:
@@ -21,9 +21,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { CRAWL_WORKFLOW_START, crawlWorkflowId, QUEUE_KINDS, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { addGeneratedPages } from '../test/helpers/generated-site';
-import { type RequestLogEntry, type SiteServer, serveSite } from '../test/helpers/site-server';
-import { startTestStack, type TestStack } from '../test/helpers/stack';
+import { addGeneratedPages } from '../testbed/generated-site';
+import { type RequestLogEntry, type SiteServer, serveSite } from '../testbed/site-server';
+import { startTestStack, type TestStack } from '../testbed/stack';
 import type { CrawlSummary } from '../workflows/messages';
 import { coresBetween, type StackCores, type StackCpuSnapshot, stackCpuSnapshot } from './lib/stack-cpu';
 

@@ -25,11 +25,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { pageHtml } from '../test/helpers/generated-site';
-import { serveSite } from '../test/helpers/site-server';
-import { unpackSite } from '../test/helpers/sites';
-import { startTestStack } from '../test/helpers/stack';
-import { serveVersionedPages, type VersionedPages } from '../test/helpers/versioned-site';
+import { pageHtml } from '../testbed/generated-site';
+import { serveSite } from '../testbed/site-server';
+import { unpackSite } from '../testbed/sites';
+import { startTestStack } from '../testbed/stack';
+import { serveVersionedPages, type VersionedPages } from '../testbed/versioned-site';
 import type { CrawlSummary } from '../workflows/messages';
 import { postgresProcesses, processCpuMs, treeCpuMs } from './lib/proc-stats';
 

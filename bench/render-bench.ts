@@ -1,7 +1,7 @@
 /**
  * `npm run bench:render [-- --pages N --concurrency C]`
  *
- * The price of the rendering tier on one loopback fixture (test/helpers/spa-site.ts): N routes of
+ * The price of the rendering tier on one loopback fixture (testbed/spa-site.ts): N routes of
  * a client-rendered app, each fetched plainly (the shell HTML, what tier 1 sees) and then rendered
  * in headless Chromium through the browser pool (tier 2: script, JSON, settled DOM), C at a time
  * both ways. Prints pages/s, and peak resident memory: this process alone for the plain fetches,
@@ -14,7 +14,7 @@ import { fetchPage } from '../activities/http/fetch-page';
 import { createBrowserNetwork } from '../activities/render/browser-network';
 import { BrowserPool } from '../activities/render/browser-pool';
 import { renderPage } from '../activities/render/render-page';
-import { serveSpaSite } from '../test/helpers/spa-site';
+import { serveSpaSite } from '../testbed/spa-site';
 import { allProcesses, residentBytes } from './lib/proc-stats';
 
 function positive(value: string): number {

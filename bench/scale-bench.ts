@@ -1,5 +1,5 @@
 /**
- * Scale benchmark (issue: beyond one machine). Many generated loopback origins (test/helpers/site-farm.ts:
+ * Scale benchmark (issue: beyond one machine). Many generated loopback origins (testbed/site-farm.ts:
  * ports of 127.0.0.1 and addresses across 127.0.0.0/8) crawled by worker processes split per task queue,
  * each started as `gleaner worker --queues …` exactly as an operator starts them, against a Temporal dev
  * server and a native Postgres + pgvector; the HTTP API runs as its own process (`gleaner api`). Prints
@@ -28,8 +28,8 @@ import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain
 import { freePort } from '../infra/free-port';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
-import { politenessViolations, type SiteFarm, startSiteFarm } from '../test/helpers/site-farm';
-import { startWorkerFleet, type WorkerFleet } from '../test/helpers/worker-fleet';
+import { politenessViolations, type SiteFarm, startSiteFarm } from '../testbed/site-farm';
+import { startWorkerFleet, type WorkerFleet } from '../testbed/worker-fleet';
 import type { CrawlSummary } from '../workflows/messages';
 
 interface Options {

@@ -62,7 +62,7 @@ import { repoRoot } from '../infra/tools-dir';
 import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
 import { EMBEDDING_DIMENSION, searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
-import { unpackSite } from '../test/helpers/sites';
+import { unpackSite } from '../testbed/sites';
 import { htmlFiles } from './lib/html-files';
 import {
   cachingEmbedder,

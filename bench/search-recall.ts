@@ -29,7 +29,7 @@ import type { EmbedKind, TextEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { repoRoot } from '../infra/tools-dir';
 import { type SearchMode, searchCorpus } from '../search/hybrid-search';
-import { unpackSite } from '../test/helpers/sites';
+import { unpackSite } from '../testbed/sites';
 import { htmlFiles } from './lib/html-files';
 
 export interface Question {

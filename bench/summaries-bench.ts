@@ -17,7 +17,7 @@ import { headingTitle } from '../domain/chunking';
 import { centroid } from '../domain/key-phrases';
 import { isValidTagSet } from '../domain/tags';
 import { loadDefaultEmbedder } from '../embed/embedder';
-import { unpackSite } from '../test/helpers/sites';
+import { unpackSite } from '../testbed/sites';
 import { htmlFiles } from './lib/html-files';
 
 const args = process.argv.slice(2);

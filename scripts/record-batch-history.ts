@@ -10,8 +10,8 @@
  * record-histories.ts so re-recording one never rewrites the other.
  */
 import { originWorkflowId, pageBatchWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { addGeneratedPages } from '../test/helpers/generated-site';
-import { serveSite } from '../test/helpers/site-server';
+import { addGeneratedPages } from '../testbed/generated-site';
+import { serveSite } from '../testbed/site-server';
 import {
   closedHistory,
   replaceInManifest,

@@ -15,9 +15,9 @@
 
 import type { temporal } from '@temporalio/proto';
 import { crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { carriedCrawlState } from '../test/helpers/crawl-runs';
-import { pageHtml } from '../test/helpers/generated-site';
-import { type SiteServer, serveSite } from '../test/helpers/site-server';
+import { carriedCrawlState } from '../testbed/crawl-runs';
+import { pageHtml } from '../testbed/generated-site';
+import { type SiteServer, serveSite } from '../testbed/site-server';
 import {
   replaceInManifest,
   routeHtml,

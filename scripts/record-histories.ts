@@ -26,8 +26,8 @@
  * ports, timestamps and ids inside differ.
  */
 import { crawlWorkflowId, originWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { type SiteServer, serveSite } from '../test/helpers/site-server';
-import type { TestStack } from '../test/helpers/stack';
+import { type SiteServer, serveSite } from '../testbed/site-server';
+import type { TestStack } from '../testbed/stack';
 import {
   closedHistory,
   type HistoryManifestEntry,

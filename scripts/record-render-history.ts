@@ -9,7 +9,7 @@
  * Needs Chromium (scripts/setup.sh installs it).
  */
 import { originWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { serveSpaSite } from '../test/helpers/spa-site';
+import { serveSpaSite } from '../testbed/spa-site';
 import {
   closedHistory,
   replaceInManifest,

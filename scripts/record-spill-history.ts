@@ -10,8 +10,8 @@
  * parks it. Kept apart from record-histories.ts so re-recording one never rewrites the other.
  */
 import { originWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
-import { pageHtml } from '../test/helpers/generated-site';
-import { type SiteServer, serveSite } from '../test/helpers/site-server';
+import { pageHtml } from '../testbed/generated-site';
+import { type SiteServer, serveSite } from '../testbed/site-server';
 import {
   closedHistory,
   replaceInManifest,

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { goldenPages, goldenViolations, renderGolden } from '../test/helpers/golden-pages';
+import { goldenPages, goldenViolations, renderGolden } from '../testbed/golden-pages';
 
 const wanted = new Set(process.argv.slice(2));
 let broken = 0;

@@ -2,8 +2,8 @@
  * Serves a bundled documentation site (fixtures/sites/<name>.tar.gz) on 127.0.0.1 for a manual
  * or quick-start crawl: `npx tsx scripts/serve-site.ts skopt-0.9 [port]`. Prints the URL.
  */
-import { serveSite } from '../test/helpers/site-server';
-import { unpackSite } from '../test/helpers/sites';
+import { serveSite } from '../testbed/site-server';
+import { unpackSite } from '../testbed/sites';
 
 const name = process.argv[2] ?? 'skopt-0.9';
 const server = await serveSite(unpackSite(name), { port: Number(process.argv[3] ?? 0) });

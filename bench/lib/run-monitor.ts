@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
-import type { RequestLogEntry } from '../../test/helpers/site-server';
+import type { RequestLogEntry } from '../../testbed/site-server';
 import { allProcesses, machineCpuMs, PeakRssTracker, type ProcStat, treeCpuMs } from './proc-stats';
 
 /** Picks a role's processes out of one /proc listing. */

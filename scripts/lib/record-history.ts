@@ -10,8 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { temporal } from '@temporalio/proto';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
-import type { SiteServer } from '../../test/helpers/site-server';
-import { startTestStack, type TestStack } from '../../test/helpers/stack';
+import type { SiteServer } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
 
 export const HISTORIES_DIR = path.join(

@@ -23,8 +23,8 @@ import { ThreadDeadlineError } from '../../activities/thread-deadline';
 import type { FetchAndStoreResult, FetchSpec } from '../../activities/types';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { pageHtml } from '../helpers/generated-site';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { pageHtml } from '../../testbed/generated-site';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 // One analysis thread, so the page after a timed-out one can only run on the thread that replaced it.
 vi.hoisted(() => {

@@ -13,7 +13,7 @@ import { createPageBatchActivities } from '../../activities/page-batches';
 import { createPageContent } from '../../activities/page-content';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { pageHtml } from '../helpers/generated-site';
+import { pageHtml } from '../../testbed/generated-site';
 
 let db: PgliteDatabase;
 let dir: string;

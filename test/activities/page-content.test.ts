@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chunkHash, createPageContent } from '../../activities/page-content';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { unpackSite } from '../helpers/sites';
+import { unpackSite } from '../../testbed/sites';
 
 let db: PgliteDatabase;
 let dir: string;

@@ -12,7 +12,7 @@ import type { FetchSpec, IngestSitemapsInput } from '../../activities/types';
 import { migrate } from '../../db/migrate';
 import { PgDatabase } from '../../db/pg-database';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 let postgres: NativePostgres;
 let db: PgDatabase;

@@ -18,7 +18,7 @@ import { createLlmActivities, headAndTail } from '../../activities/summarize-llm
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { isValidTagSet } from '../../domain/tags';
-import { unpackSite } from '../helpers/sites';
+import { unpackSite } from '../../testbed/sites';
 
 interface ChatRequest {
   model: string;

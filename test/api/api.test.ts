@@ -11,9 +11,9 @@ import { type RunningApi, startApiServer } from '../../api/server';
 import { loadDefaultEmbedder } from '../../embed/embedder';
 import { logger } from '../../infra/logger';
 import { observeFetch } from '../../infra/metrics';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { unpackSite } from '../helpers/sites';
-import { startTestStack, type TestStack } from '../helpers/stack';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { unpackSite } from '../../testbed/sites';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 
 let stack: TestStack;
 let site: SiteServer;

@@ -15,7 +15,7 @@ import { API_ERROR_CODES } from '../../api/errors';
 import { buildApiServer, type RunningApi, startApiServer } from '../../api/server';
 import { crawlWorkflowId } from '../../domain/temporal-names';
 import { logger } from '../../infra/logger';
-import { startTestStack, type TestStack } from '../helpers/stack';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 
 let stack: TestStack;
 let app: FastifyInstance;

@@ -9,10 +9,10 @@ import type { ScheduleDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApi, startApiServer } from '../../api/server';
 import { logger } from '../../infra/logger';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let site: SiteServer;

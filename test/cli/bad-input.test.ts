@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/free-port';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 
 let stack: TestStack;
 let site: SiteServer;

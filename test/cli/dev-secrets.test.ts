@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
-import { runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
+import { runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
 
 const run = promisify(execFile);
 const CANARY = 'canary-s3cret-9f2d';

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
 import type { CrawlSummary } from '../../workflows/messages';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
 
 const PAGES = 3;
 let site: SiteServer;

@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { lastLine, runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { lastLine, runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
 
 let site: SiteServer;
 let home: string;

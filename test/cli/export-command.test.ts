@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
 
 const home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-export-cli-'));
 const env = { GLEANER_HOME: home };

@@ -9,9 +9,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgDatabase } from '../../db/pg-database';
 import { type LockInfo, processAlive, socketUrlOf } from '../../db/pglite-database';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { runGleaner, spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
 
 const PAGES = 12;
 let site: SiteServer;

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RobotsReport } from '../../cli/robots-command';
 import { DEFAULT_USER_AGENT } from '../../domain/crawl-spec';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 const ROBOTS = [
   '\uFEFFUser-agent: *',

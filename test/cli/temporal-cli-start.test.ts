@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { findTemporalBinary } from '../../infra/temporal-cli';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { runGleaner } from '../../testbed/gleaner-process';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlProgress, CrawlSummary } from '../../workflows/messages';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { runGleaner } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const run = promisify(execFile);
 let stack: TestStack;

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { chunkMarkdown } from '../../domain/chunking';
 import { loadTokenizer, type Tokenizer } from '../../embed/tokenizer';
 import { extractPage } from '../../extract';
-import { cpuMs } from '../helpers/cpu-time';
-import { unpackSite } from '../helpers/sites';
+import { cpuMs } from '../../testbed/cpu-time';
+import { unpackSite } from '../../testbed/sites';
 
 /** One token per run of letters/digits and per punctuation mark (simple and additive). */
 const words = (text: string): number => (text.match(/[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu) ?? []).length;

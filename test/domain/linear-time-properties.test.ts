@@ -3,7 +3,7 @@
  * domain/ that reads them must run in time linear in their size. fast-check generates pathological
  * inputs — a few hostile pieces (unclosed tags, openers without `>`, app roots, stray end tags, runs
  * of blanks, pipes and `#`s, wildcards) repeated to a size — and each is timed at a size and at eight
- * times that size (test/helpers/linear-time.ts): the ratio must stay near 8, far from quadratic's 64.
+ * times that size (testbed/linear-time.ts): the ratio must stay near 8, far from quadratic's 64.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { extractLinks } from '../../domain/links';
 import { assessHtml } from '../../domain/render-decision';
 import { evaluate, parseRobots } from '../../domain/robots';
 import { createSitemapParser } from '../../domain/sitemap';
-import { expectLinear, repeatTo } from '../helpers/linear-time';
+import { expectLinear, repeatTo } from '../../testbed/linear-time';
 
 /** Pieces of hostile HTML; a generated page repeats a few of them. */
 const HTML_PIECES = [

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ExtractedLink, extractLinks, parseRefreshUrl } from '../../domain/links';
 import { InvalidUrlError } from '../../domain/url';
-import { cpuMs } from '../helpers/cpu-time';
-import { unpackSite } from '../helpers/sites';
+import { cpuMs } from '../../testbed/cpu-time';
+import { unpackSite } from '../../testbed/sites';
 
 const PAGE = 'http://127.0.0.1:8080/docs/page.html';
 

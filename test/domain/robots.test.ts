@@ -16,7 +16,7 @@ import {
   sitemaps,
 } from '../../domain/robots';
 import { InvalidUrlError } from '../../domain/url';
-import { cpuMs } from '../helpers/cpu-time';
+import { cpuMs } from '../../testbed/cpu-time';
 
 const UA = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
 const ORIGIN = 'https://example.com';

@@ -8,7 +8,7 @@ import {
   type SitemapEntry,
   type SitemapParserOptions,
 } from '../../domain/sitemap';
-import { cpuMs } from '../helpers/cpu-time';
+import { cpuMs } from '../../testbed/cpu-time';
 
 /** Parses `xml` fed in `chunkSize`-character pieces (1 = one character at a time). */
 function parse(xml: string, chunkSize = xml.length, options?: SitemapParserOptions) {

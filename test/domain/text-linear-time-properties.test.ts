@@ -4,7 +4,7 @@
  * the embedding model sees (embedding-text.ts) must run in time linear in their input. fast-check
  * generates pathological texts — openers without their closers (`![`, `[x](`, `<`, `<https:`),
  * runs of blanks, pipes, dashes, `#`s and underscores — repeated to a size; each is timed at a
- * size and at eight times that size (test/helpers/linear-time.ts): the ratio must stay near 8.
+ * size and at eight times that size (testbed/linear-time.ts): the ratio must stay near 8.
  * The old figures in the names were measured on 0851200 at 5,000 and 40,000 characters.
  */
 import fc from 'fast-check';
@@ -20,7 +20,7 @@ import {
 import { searchableText } from '../../domain/search-text';
 import { withoutTableRules } from '../../domain/table-rule';
 import { normalizeTag, parseTagAnswer, siteNameTags } from '../../domain/tags';
-import { expectLinear, repeatTo } from '../helpers/linear-time';
+import { expectLinear, repeatTo } from '../../testbed/linear-time';
 
 const PIECES = [
   '![',

@@ -16,7 +16,7 @@ import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { EMBEDDING_INPUT_FORMAT, LEGACY_EMBEDDING_INPUT_FORMAT } from '../../domain/embedding-text';
 import { loadDefaultEmbedder, loadEmbedder, type TextEmbedder } from '../../embed/embedder';
-import { skoptParagraphs } from './skopt-text';
+import { skoptParagraphs } from '../../testbed/skopt-text';
 
 let dir: string;
 let db: PgliteDatabase;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDefaultEmbedder, loadEmbedder, type TextEmbedder } from '../../embed/embedder';
 import { DEFAULT_MODEL_NAME, ModelNotFoundError, provisionedModelDir } from '../../embed/model-dir';
-import { skoptParagraphs } from './skopt-text';
+import { skoptParagraphs } from '../../testbed/skopt-text';
 
 let embedder: TextEmbedder;
 let scratch: string;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadEmbedder, planPaddedBatches, type TextEmbedder } from '../../embed/embedder';
 import { DEFAULT_MODEL_NAME, FP32_MODEL_NAME, provisionedModelDir } from '../../embed/model-dir';
-import { skoptParagraphs } from './skopt-text';
+import { skoptParagraphs } from '../../testbed/skopt-text';
 
 let int8: TextEmbedder;
 let fp32: TextEmbedder;

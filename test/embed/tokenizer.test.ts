@@ -4,8 +4,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { provisionedModelDir } from '../../embed/model-dir';
 import { loadTokenizer, type Tokenizer } from '../../embed/tokenizer';
-import { cpuMs } from '../helpers/cpu-time';
-import { skoptParagraphs } from './skopt-text';
+import { cpuMs } from '../../testbed/cpu-time';
+import { skoptParagraphs } from '../../testbed/skopt-text';
 
 let tokenizer: Tokenizer;
 /** token → id, from the line numbers of vocab.txt (BERT's vocabulary format). */

@@ -17,11 +17,11 @@ import { chunkMarkdown, type MarkdownChunk } from '../../domain/chunking';
 import { extractPage } from '../../extract';
 import { parseDocument } from '../../extract/dom';
 import { MAX_MARKDOWN_ELEMENTS, toMarkdown } from '../../extract/markdown';
-import { cpuMs } from '../helpers/cpu-time';
+import { cpuMs } from '../../testbed/cpu-time';
 
 const countTokens = (text: string): number => (text.match(/[\p{L}\p{N}_]+|[^\p{L}\p{N}_\s]/gu) ?? []).length;
 
-/** Generous bound per page, in CPU time (see helpers/cpu-time; a wall-clock bound failed under a loaded CI run). */
+/** Generous bound per page, in CPU time (see testbed/cpu-time; a wall-clock bound failed under a loaded CI run). */
 const BOUND_MS = 10_000;
 
 function pipeline(bytes: Buffer, contentType?: string) {

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
-import { unpackSite } from '../helpers/sites';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { unpackSite } from '../../testbed/sites';
 
 /** Each run starts a Node process that compiles the CLI; on a loaded two-core machine that alone can take 30 s. */
 const CLI_TIMEOUT_MS = 120_000;

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extractPage } from '../../extract';
-import { cpuMs } from '../helpers/cpu-time';
-import { unpackSite } from '../helpers/sites';
+import { cpuMs } from '../../testbed/cpu-time';
+import { unpackSite } from '../../testbed/sites';
 
 let site: string;
 beforeAll(() => {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { goldenPages, goldenViolations, renderGolden } from '../helpers/golden-pages';
+import { goldenPages, goldenViolations, renderGolden } from '../../testbed/golden-pages';
 
 const pages = goldenPages();
 

@@ -4,7 +4,7 @@
  * in time linear in the page, and so must charset sniffing and decoding before them. fast-check
  * generates pathological pages (openers with no `>`, unclosed elements, stray end tags, long
  * attribute values, entities, long words) and each is timed at a size and at eight times that size
- * (test/helpers/linear-time.ts): the ratio must stay near 8, far from quadratic's 64.
+ * (testbed/linear-time.ts): the ratio must stay near 8, far from quadratic's 64.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { decodeBody, sniffMetaCharset } from '../../activities/http/charset';
 import { dropHtmlCdata, extractPage } from '../../extract/extract-page';
 import { headingAnchors, normalizeMarkdown } from '../../extract/normalize-markdown';
 import { sanitizeHtml } from '../../extract/sanitize';
-import { expectLinear, repeatTo } from '../helpers/linear-time';
+import { expectLinear, repeatTo } from '../../testbed/linear-time';
 
 const HTML_PIECES = [
   '<a',

@@ -11,7 +11,7 @@ import { parseHTML } from 'linkedom';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extractPage } from '../../extract';
 import { headingAnchors, normalizeMarkdown } from '../../extract/normalize-markdown';
-import { unpackSite } from '../helpers/sites';
+import { unpackSite } from '../../testbed/sites';
 
 interface Fence {
   language: string;

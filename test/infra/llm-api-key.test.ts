@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { llmConfigFromEnv } from '../../activities/summarize-llm';
 import { LlmKeyFileError, llmApiKeyFromEnv } from '../../infra/llm-api-key';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
 
 const dir = mkdtempSync(join(tmpdir(), 'gleaner-llm-key-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { pageHtml } from '../../testbed/generated-site';
+import { spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { pageHtml } from '../helpers/generated-site';
-import { spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const RETRY_AFTER_S = 4;
 let stack: TestStack;

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { addGeneratedPages, pageHtml } from '../../testbed/generated-site';
+import { runGleaner, waitFor } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import { type CrawlSummary, crawlProgressQuery } from '../../workflows/messages';
-import { addGeneratedPages, pageHtml } from '../helpers/generated-site';
-import { runGleaner, waitFor } from '../helpers/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let env: Record<string, string>;

@@ -9,12 +9,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { startTemporalDevServer } from '../../infra/temporal-cli';
+import { spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { reachableHtmlPaths } from '../../testbed/reachable';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { unpackSite } from '../../testbed/sites';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { reachableHtmlPaths } from '../helpers/reachable';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { unpackSite } from '../helpers/sites';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let site: SiteServer;
 let root: string;

@@ -11,11 +11,11 @@ import {
   TASK_QUEUES,
   WORKFLOW_TYPES,
 } from '../../domain/temporal-names';
+import { reachableHtmlPaths } from '../../testbed/reachable';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { unpackSite } from '../../testbed/sites';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { reachableHtmlPaths } from '../helpers/reachable';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { unpackSite } from '../helpers/sites';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let site: SiteServer;

@@ -12,12 +12,12 @@ import { PgDatabase } from '../../db/pg-database';
 import { crawlWorkflowId, QUEUE_KINDS, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-cli';
+import { waitFor } from '../../testbed/gleaner-process';
+import { reachableHtmlPaths } from '../../testbed/reachable';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { unpackSite } from '../../testbed/sites';
 import { type RunningWorkers, startWorkers } from '../../workers/run-workers';
 import type { CrawlSummary } from '../../workflows/messages';
-import { waitFor } from '../helpers/gleaner-process';
-import { reachableHtmlPaths } from '../helpers/reachable';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { unpackSite } from '../helpers/sites';
 
 let site: SiteServer;
 let root: string;

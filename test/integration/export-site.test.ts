@@ -17,11 +17,11 @@ import { isValidTagSet } from '../../domain/tags';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { FRONTMATTER_FIELDS } from '../../export/page-file';
 import { logger } from '../../infra/logger';
+import { runGleaner } from '../../testbed/gleaner-process';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { unpackSite } from '../../testbed/sites';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { runGleaner } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { unpackSite } from '../helpers/sites';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let site: SiteServer;

@@ -19,11 +19,11 @@ import { PgDatabase } from '../../db/pg-database';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-cli';
+import { waitFor } from '../../testbed/gleaner-process';
+import { politenessViolations, type SiteFarm, startSiteFarm } from '../../testbed/site-farm';
+import { resultOrStallReport, stallReport } from '../../testbed/stall-report';
+import { startWorkerFleet, type WorkerFleet } from '../../testbed/worker-fleet';
 import type { CrawlSummary } from '../../workflows/messages';
-import { waitFor } from '../helpers/gleaner-process';
-import { politenessViolations, type SiteFarm, startSiteFarm } from '../helpers/site-farm';
-import { resultOrStallReport, stallReport } from '../helpers/stall-report';
-import { startWorkerFleet, type WorkerFleet } from '../helpers/worker-fleet';
 
 const ORIGINS = 16;
 const PAGES_PER_ORIGIN = 5;

@@ -18,9 +18,9 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { addGeneratedPages, pageHtml } from '../helpers/generated-site';
-import { runGleaner } from '../helpers/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
+import { addGeneratedPages, pageHtml } from '../../testbed/generated-site';
+import { runGleaner } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
 
 const HEALTHY_PAGES = 120;
 const ENCODING_LAYERS = 3_000;

@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isValidTagSet } from '../../domain/tags';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let site: SiteServer;

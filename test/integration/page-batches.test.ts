@@ -11,12 +11,12 @@ import {
   TASK_QUEUES,
   WORKFLOW_TYPES,
 } from '../../domain/temporal-names';
+import { pageHtml } from '../../testbed/generated-site';
+import { spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
 import type { PageBatchWorkflowResult } from '../../workflows/page-batch-workflow';
-import { pageHtml } from '../helpers/generated-site';
-import { spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const WORDS = (
   'orbit lattice kernel gradient harbor meadow cipher vector basalt prism quartz lantern ' +

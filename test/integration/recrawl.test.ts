@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { pageHtml } from '../../testbed/generated-site';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { type RequestLogEntry, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
+import { serveVersionedPages, type VersionedPages } from '../../testbed/versioned-site';
 import type { CrawlSummary } from '../../workflows/messages';
-import { pageHtml } from '../helpers/generated-site';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
-import { type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
-import { serveVersionedPages, type VersionedPages } from '../helpers/versioned-site';
 
 const SYLLABLES = [
   'ka',

@@ -19,8 +19,8 @@ import { createRobotsPolicy, type RobotsPolicy } from '../../activities/robots-p
 import { migrate } from '../../db/migrate';
 import { PgDatabase } from '../../db/pg-database';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
-import { waitForNoProcesses } from '../helpers/process-groups';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { waitForNoProcesses } from '../../testbed/process-groups';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 const UA = 'gleaner-test/1.0';
 

@@ -10,8 +10,8 @@ import { createBrowserNetwork } from '../../activities/render/browser-network';
 import { BrowserPool } from '../../activities/render/browser-pool';
 import { renderPage } from '../../activities/render/render-page';
 import { repoRoot } from '../../infra/tools-dir';
-import { processesInGroups, waitForNoProcesses } from '../helpers/process-groups';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { processesInGroups, waitForNoProcesses } from '../../testbed/process-groups';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 let site: SiteServer;
 

@@ -21,9 +21,9 @@ import { createBrowserNetwork } from '../../activities/render/browser-network';
 import { BrowserPool } from '../../activities/render/browser-pool';
 import { renderPage } from '../../activities/render/render-page';
 import { repoRoot } from '../../infra/tools-dir';
-import { type BrowserProcess, browserProcesses, memoryContains } from '../helpers/browser-processes';
-import { waitForNoProcesses } from '../helpers/process-groups';
-import { type SiteServer, serveSite } from '../helpers/site-server';
+import { type BrowserProcess, browserProcesses, memoryContains } from '../../testbed/browser-processes';
+import { waitForNoProcesses } from '../../testbed/process-groups';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 const UA = 'gleaner-test/1.0';
 const isRoot = process.getuid?.() === 0;

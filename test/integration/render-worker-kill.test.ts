@@ -7,10 +7,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { type SpaSite, serveSpaSite } from '../../testbed/spa-site';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { spawnGleaner, waitFor } from '../helpers/gleaner-process';
-import { type SpaSite, serveSpaSite } from '../helpers/spa-site';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 /** Live Chromium processes on this machine (by command name), zombies excluded. */
 function chromiumPids(): number[] {

@@ -8,11 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeRenderPool, configureRenderPool } from '../../activities/render/render-and-store';
 import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { type SpaSite, serveSpaSite } from '../../testbed/spa-site';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
 import type { OriginResult } from '../../workflows/origin-workflow';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { type SpaSite, serveSpaSite } from '../helpers/spa-site';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const DELAY_MS = 400;
 const ITEMS = 6;

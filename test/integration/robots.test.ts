@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const ROBOTS = [
   'User-agent: *',

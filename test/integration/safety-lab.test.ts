@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { pageHtml } from '../../testbed/generated-site';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { pageHtml } from '../helpers/generated-site';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 let lab: SiteServer;

@@ -13,11 +13,11 @@ import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemporalBinary, startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-cli';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const run = promisify(execFile);
 const SCHEDULE_ID = 'docs-recrawl';

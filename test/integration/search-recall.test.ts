@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { loadDefaultEmbedder } from '../../embed/embedder';
 import { hybridSearch } from '../../search/hybrid-search';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { unpackSite } from '../../testbed/sites';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { type SiteServer, serveSite } from '../helpers/site-server';
-import { unpackSite } from '../helpers/sites';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 interface Question {
   q: string;

@@ -10,9 +10,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { pageHtml } from '../../testbed/generated-site';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { pageHtml } from '../helpers/generated-site';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const TRAP_REQUEST_BOUND = 60;
 

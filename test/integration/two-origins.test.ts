@@ -10,10 +10,10 @@ import {
   TOP_LEVEL_WORKFLOWS_QUERY,
   WORKFLOW_TYPES,
 } from '../../domain/temporal-names';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { addGeneratedPages } from '../helpers/generated-site';
-import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 const DELAY_MS = 300;
 const PAGES = 8;

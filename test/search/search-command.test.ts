@@ -11,7 +11,7 @@ import { PgliteDatabase } from '../../db/pglite-database';
 import { toVectorSql } from '../../db/vector';
 import { loadDefaultEmbedder } from '../../embed/embedder';
 import type { SearchHit } from '../../search/hybrid-search';
-import { lastLine, runGleaner } from '../helpers/gleaner-process';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { loadCorpus } from './search-corpus';
 
 // Each run of the CLI starts a fresh Node process; on a busy two-core machine that takes a while.

@@ -7,10 +7,10 @@ import type http from 'node:http';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { carriedCrawlState } from '../../testbed/crawl-runs';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
-import { carriedCrawlState } from '../helpers/crawl-runs';
-import { isProtocolFile, type SiteServer, serveSite } from '../helpers/site-server';
-import { startTestStack, type TestStack } from '../helpers/stack';
 
 let stack: TestStack;
 const sites: SiteServer[] = [];

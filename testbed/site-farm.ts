@@ -4,7 +4,7 @@
  * the loopback interface, so each is a distinct origin with nothing leaving the machine). Every origin
  * has `pagesPerOrigin` pages of prose chained by links; origin roots link to the roots of `fanOut`
  * further origins, so most origins are found by crawling rather than seeded, and their URLs travel
- * between origin workflows. Each server keeps its own request log (test/helpers/site-server.ts).
+ * between origin workflows. Each server keeps its own request log (testbed/site-server.ts).
  */
 import type { RequestLogEntry, SiteServer } from './site-server';
 import { serveSite } from './site-server';

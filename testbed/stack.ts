@@ -3,13 +3,13 @@
  * with pgvector (migrated), in-process workers — and tears them down in reverse order.
  */
 import { Client, Connection } from '@temporalio/client';
-import type { Database } from '../../db/database';
-import { migrate } from '../../db/migrate';
-import { PgDatabase } from '../../db/pg-database';
-import { QUEUE_KINDS, type QueueKind } from '../../domain/temporal-names';
-import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
-import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-cli';
-import { type RunningWorkers, startWorkers } from '../../workers/run-workers';
+import type { Database } from '../db/database';
+import { migrate } from '../db/migrate';
+import { PgDatabase } from '../db/pg-database';
+import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
+import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
+import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
+import { type RunningWorkers, startWorkers } from '../workers/run-workers';
 
 export interface TestStack {
   temporal: TemporalDevServer;

@@ -8,9 +8,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { decodeBody } from '../../activities/http/charset';
-import { extractPage } from '../../extract';
-import { repoRoot } from '../../infra/tools-dir';
+import { decodeBody } from '../activities/http/charset';
+import { extractPage } from '../extract/index';
+import { repoRoot } from '../infra/tools-dir';
 
 export const GOLDEN_DIR = path.join(repoRoot(), 'test', 'golden');
 

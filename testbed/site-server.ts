@@ -60,22 +60,26 @@ export async function serveSite(
       status: 0,
     };
     log.push(entry);
-    // The request ends when the handler ends the response: 'finish' (handed to the OS) is an event
-    // the loop may run late under load, which stamped ends after the client already had the body and
-    // shrank measured gaps below what the crawler kept (145 ms for a 150 ms delay, at load ~5).
+    // The request ends when the server hands the response's last bytes to the socket. res.end()
+    // writes them synchronously when the socket has room, so the clock is read just before that
+    // call: read after it returns, it also counted any time this process was descheduled after the
+    // write, while the client already had the body (a 149 ms gap for a 150 ms delay in CI on two
+    // busy cores; 'finish', run later still by the loop, read 145). When bytes are left queued
+    // (a large or streamed body), the end is 'finish', when the last of them reached the socket.
     // 'close' covers a client that hung up first: gap assertions must never see an end of 0.
-    const end = () => {
-      if (entry.endedAtMs === 0) entry.endedAtMs = Date.now();
+    const end = (atMs = Date.now()) => {
+      if (entry.endedAtMs === 0) entry.endedAtMs = atMs;
       if (entry.status === 0 && res.headersSent) entry.status = res.statusCode;
     };
     const endResponse = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
     res.end = ((...args: unknown[]) => {
+      const beforeWriteMs = Date.now();
       const ended = endResponse(...args);
-      end();
+      if (res.writableLength === 0) end(beforeWriteMs);
       return ended;
     }) as typeof res.end;
-    res.on('finish', end);
-    res.on('close', end);
+    res.on('finish', () => end());
+    res.on('close', () => end());
     const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     const handler = routes.get(pathname);
     if (handler) {

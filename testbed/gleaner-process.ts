@@ -1,7 +1,7 @@
 /** Runs the real `gleaner` command as a child process, the way users and operators do. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from '../../infra/tools-dir';
+import { repoRoot } from '../infra/tools-dir';
 
 export const GLEANER_BIN = path.join(repoRoot(), 'bin', 'gleaner.js');
 

@@ -8,7 +8,7 @@
  * One line per thing, the most telling last: CI shows only the tail of a failed run's output.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { type CrawlProgress, crawlProgressQuery, type OriginStats } from '../../workflows/messages';
+import { type CrawlProgress, crawlProgressQuery, type OriginStats } from '../workflows/messages';
 import type { WorkerFleet } from './worker-fleet';
 
 const QUERY_TIMEOUT_MS = 10_000;

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from '../../infra/tools-dir';
+import { repoRoot } from '../infra/tools-dir';
 
 export const SITES_DIR = path.join(repoRoot(), 'fixtures', 'sites');
 

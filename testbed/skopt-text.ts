@@ -1,7 +1,7 @@
 /** Real prose for embedding tests and the bench: paragraphs of the skopt-0.9 docs' Sphinx sources. */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { unpackSite } from '../helpers/sites';
+import { unpackSite } from './sites';
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })

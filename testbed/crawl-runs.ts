@@ -4,7 +4,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { CrawlState } from '../../workflows/crawl-workflow';
+import type { CrawlState } from '../workflows/crawl-workflow';
 
 /** The state a run of the crawl workflow began with, or undefined for a crawl's first run. */
 export function carriedCrawlState(history: temporal.api.history.v1.IHistory): CrawlState | undefined {
