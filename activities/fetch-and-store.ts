@@ -14,7 +14,7 @@ import type { Database, Queryable } from '../db/database';
 import { isCrawlable } from '../domain/crawlable';
 import type { LinkExtraction } from '../domain/links';
 import type { FetchTier } from '../domain/render-decision';
-import { pacingWaitMs, type RequestPacing } from '../domain/request-pacing';
+import { pacingWaitMs, type RequestPacing } from '../domain/politeness/request-pacing';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import type { ScopePredicate } from '../domain/scope';
 import { canonicalizeUrl, originOf } from '../domain/url';

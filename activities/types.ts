@@ -3,7 +3,7 @@
  * Workflows import this file as types only.
  */
 import type { CrawlSpec } from '../domain/crawl-spec';
-import type { RequestPacing, ResponseEnd } from '../domain/request-pacing';
+import type { RequestPacing, ResponseEnd } from '../domain/politeness/request-pacing';
 import type { PageChange } from '../domain/revisit';
 import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult, EmbedPagesInput, EmbedPagesResult } from './embed-chunks';
@@ -49,7 +49,7 @@ export interface FetchAndStoreInput {
    * Absent: every discovery comes back (runs recorded before the spill).
    */
   frontierRoom?: number;
-  /** The last part of the politeness gap, waited just before the request (domain/request-pacing). */
+  /** The last part of the politeness gap, waited just before the request (domain/politeness/request-pacing). */
   pacing?: RequestPacing;
 }
 

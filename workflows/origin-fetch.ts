@@ -1,7 +1,7 @@
 /**
  * The origin's fetches: one URL through `fetchAndStore` (or the rendering tier), and what its
  * answer does to the origin — the politeness clock, the counters, throttling, refusal and the
- * failure-rate breaker (`domain/origin-health.ts`), discoveries queued or relayed, the stored page
+ * failure-rate breaker (`domain/politeness/origin-health.ts`), discoveries queued or relayed, the stored page
  * handed to its page workflow. With `perOriginConcurrency` > 1 fetches also run beside the loop.
  */
 import { condition } from '@temporalio/workflow';
@@ -10,10 +10,10 @@ import { pushTo } from '../domain/collections';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import { type FrontierItem, pushFirst, size } from '../domain/frontier';
 import { noteSpilled, roomFor } from '../domain/frontier-spill';
-import { type Answer, onForbidden, onOutcome, onThrottle, settled } from '../domain/origin-health';
+import { type Answer, onForbidden, onOutcome, onThrottle, settled } from '../domain/politeness/origin-health';
 import { countAnswer, countVisit, needsPageWorkflow } from '../domain/origin-stats';
-import { responseEndedAtMs } from '../domain/politeness-clock';
-import { nextHandoffMs, type RequestPacing } from '../domain/request-pacing';
+import { responseEndedAtMs } from '../domain/politeness/clock';
+import { nextHandoffMs, type RequestPacing } from '../domain/politeness/request-pacing';
 import { fetchAndStore } from './origin-activities';
 import type { OriginRun } from './origin-run';
 import type { PageChildren } from './page-children';

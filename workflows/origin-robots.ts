@@ -1,11 +1,11 @@
 /**
  * The origin's robots.txt, read once before any page (cached by the activity for 24 h): asked
  * again after backoff while the server is in trouble, then the origin is crawled, with its
- * Crawl-delay, or denied (`domain/robots-verdict.ts`).
+ * Crawl-delay, or denied (`domain/politeness/robots-verdict.ts`).
  */
 import { patched, sleep } from '@temporalio/workflow';
-import { backoffMs } from '../domain/backoff';
-import { robotsServerTrouble, robotsVerdict } from '../domain/robots-verdict';
+import { backoffMs } from '../domain/politeness/backoff';
+import { robotsServerTrouble, robotsVerdict } from '../domain/politeness/robots-verdict';
 import { fetchRobots } from './origin-activities';
 import type { OriginRun } from './origin-run';
 

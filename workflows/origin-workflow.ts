@@ -43,8 +43,8 @@ import {
   relayPending,
 } from '../domain/origin-state';
 import { fetchRatePerSecond } from '../domain/origin-stats';
-import { lapJitterMs, originGapMs, owedAfterTimerMs, planLap } from '../domain/politeness-clock';
-import { nextHandoffMs } from '../domain/request-pacing';
+import { lapJitterMs, originGapMs, owedAfterTimerMs, planLap } from '../domain/politeness/clock';
+import { nextHandoffMs } from '../domain/politeness/request-pacing';
 import { crawlWorkflowId } from '../domain/temporal-names';
 import { spillOverflow, takeSpilled } from './frontier-spill';
 import {

@@ -7,7 +7,7 @@ import { sleep } from '@temporalio/workflow';
 import type { FetchAndStoreInput, FetchAndStoreResult, RenderAndStoreResult } from '../activities/types';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { OriginState } from '../domain/origin-state';
-import { gapLeftMs, originGapMs, responseEndedAtMs } from '../domain/politeness-clock';
+import { gapLeftMs, originGapMs, responseEndedAtMs } from '../domain/politeness/clock';
 import {
   learnTier,
   planFetch,

@@ -3,7 +3,7 @@
  * URLs, so history stays small), then pulled into the frontier a page at a time as it runs low.
  */
 import { sleep } from '@temporalio/workflow';
-import { gapLeftMs, originGapMs } from '../domain/politeness-clock';
+import { gapLeftMs, originGapMs } from '../domain/politeness/clock';
 import { ingestSitemaps, nextClaimedUrls } from './origin-activities';
 import { fetchSpecOf } from './origin-fetch';
 import type { OriginRun } from './origin-run';

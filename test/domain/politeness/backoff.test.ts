@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, parseRetryAfterMs, throttleDelayMs } from '../../domain/backoff';
+import { backoffMs, parseRetryAfterMs, throttleDelayMs } from '../../../domain/politeness/backoff';
 
 const NOW = Date.parse('2026-11-22T10:00:00Z');
 

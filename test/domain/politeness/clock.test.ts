@@ -7,8 +7,8 @@ import {
   owedAfterTimerMs,
   planLap,
   responseEndedAtMs,
-} from '../../domain/politeness-clock';
-import { INITIAL_HANDOFF_MS } from '../../domain/request-pacing';
+} from '../../../domain/politeness/clock';
+import { INITIAL_HANDOFF_MS } from '../../../domain/politeness/request-pacing';
 
 describe('originGapMs and gapLeftMs', () => {
   it('takes the larger of the delay and Crawl-delay', () => {

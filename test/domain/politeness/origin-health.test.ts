@@ -6,7 +6,7 @@ import {
   onOutcome,
   onThrottle,
   settled,
-} from '../../domain/origin-health';
+} from '../../../domain/politeness/origin-health';
 
 const policy = { maxRetries: 2, backoffBaseMs: 1_000, backoffMaxMs: 8_000, stopAfter403: 3 };
 const NOW = 1_000_000;

@@ -7,7 +7,7 @@ import {
   pacingSlackMs,
   pacingWaitMs,
   skewedJitterMs,
-} from '../../domain/request-pacing';
+} from '../../../domain/politeness/request-pacing';
 
 const CLOCK = 'clock-a';
 

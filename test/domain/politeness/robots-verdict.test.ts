@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { robotsServerTrouble, robotsVerdict } from '../../domain/robots-verdict';
+import { robotsServerTrouble, robotsVerdict } from '../../../domain/politeness/robots-verdict';
 
 describe('robotsServerTrouble', () => {
   it('is true for an unreachable robots.txt answering 5xx or 429 only', () => {
