@@ -5,10 +5,10 @@
  */
 import { clear, emptyFrontier, type Frontier, type FrontierItem } from './frontier';
 import { dropSpilled, type SpillState } from './frontier-spill';
-import type { OriginHealth } from './politeness/origin-health';
 import { addCount, emptyOriginStats, type OriginStats } from './origin-stats';
-import type { RenderLearning } from './render-decision';
+import type { OriginHealth } from './politeness/origin-health';
 import type { ResponseEnd } from './politeness/request-pacing';
+import type { RenderLearning } from './render-decision';
 
 /** Counters a denied origin's unfetched URLs can go to. */
 export type DenialCounter = 'robotsBlocked' | 'droppedByStop' | 'unreachable';

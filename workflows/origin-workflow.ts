@@ -7,7 +7,7 @@
  * answer does (`origin-fetch.ts`), page children (`page-children.ts`), robots.txt
  * (`origin-robots.ts`), sitemaps (`sitemaps.ts`), known pages (`recrawl.ts`), the frontier spill
  * (`frontier-spill.ts`), the rendering tier (`render-tier.ts`); the pure rules are in `domain/`
- * (`origin-state.ts`, `origin-stats.ts`, `politeness-clock.ts`, `origin-health.ts`, …).
+ * (`origin-state.ts`, `origin-stats.ts`, `domain/politeness/`, …).
  */
 
 import {
