@@ -12,6 +12,7 @@ import { apiAuthFromEnv, type RunningApi, startApiServer } from '../api/server';
 import { QUEUE_KINDS } from '../domain/temporal-names';
 import { openRuntime, type Runtime } from '../infra/runtime';
 import { UsageError } from './errors';
+import { inProcessWorkers } from './local-workers';
 
 export interface ApiCommandOptions {
   host?: string;
@@ -65,7 +66,10 @@ function untilSignal(): Promise<NodeJS.Signals> {
 
 export async function runApiCommand(options: ApiCommandOptions): Promise<void> {
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
-  const runtime = await openRuntime({ workerQueues: embeddedTemporal ? QUEUE_KINDS : [], serve: true });
+  const runtime = await openRuntime({
+    workers: inProcessWorkers(embeddedTemporal ? QUEUE_KINDS : []),
+    serve: true,
+  });
   let api: RunningApi | undefined;
   try {
     api = await startRuntimeApi(runtime, options);

@@ -13,6 +13,7 @@ import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import type { CrawlSummary } from '../workflows/messages';
 import { type FailureGroup, failuresByReason, formatFailures } from './crawl-report';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
+import { inProcessWorkers } from './local-workers';
 import { watchProgress } from './progress';
 
 export interface CrawlCommandOptions {
@@ -90,7 +91,7 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
   let runtime: Runtime | undefined;
   try {
     const { openRuntime } = await import('../infra/runtime');
-    runtime = await openRuntime({ workerQueues: localWorkers ? QUEUE_KINDS : [] });
+    runtime = await openRuntime({ workers: inProcessWorkers(localWorkers ? QUEUE_KINDS : []) });
     const ownsWorkers = Boolean(runtime.workers);
     const wait = options.wait === true || (ownsWorkers && !configured);
     if (ownsWorkers && !configured && options.wait !== true && !options.json) {

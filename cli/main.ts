@@ -104,10 +104,14 @@ program
 
 // After `crawl`: `schedule create` takes the crawl command's options.
 // Describing the schedule subcommands loads the Temporal client; every other command (a cold
-// `gleaner search` above all) starts without it. Help without a command lists them too.
+// `gleaner search` above all) starts without it. Help without a command lists them too; --version not.
 const invoked = process.argv[2];
-if (invoked === undefined || invoked === 'schedule' || invoked === 'help' || invoked.startsWith('-'))
-  (await import('./schedule-command')).registerScheduleCommand(program);
+const describesCommands =
+  invoked === undefined ||
+  invoked === 'schedule' ||
+  invoked === 'help' ||
+  (invoked.startsWith('-') && invoked !== '--version' && invoked !== '-V');
+if (describesCommands) (await import('./schedule-command')).registerScheduleCommand(program);
 
 program
   .command('status')

@@ -11,6 +11,7 @@ import { storedCrawlStatus } from '../infra/start-crawl';
 import { controlSignal } from '../workflows/messages';
 import { followCrawl } from './crawl-command';
 import { UsageError } from './errors';
+import { inProcessWorkers } from './local-workers';
 import { originOption } from './options';
 
 export async function runResumeCommand(
@@ -22,7 +23,7 @@ export async function runResumeCommand(
   const follow = origin === undefined && (options.localWorkers ?? !configured);
   let runtime: Runtime | undefined;
   try {
-    runtime = await openRuntime({ workerQueues: follow ? QUEUE_KINDS : [] });
+    runtime = await openRuntime({ workers: inProcessWorkers(follow ? QUEUE_KINDS : []) });
     const stored = await storedCrawlStatus(runtime.db, crawlId);
     if (stored !== undefined && stored !== 'running') {
       throw new UsageError(`crawl ${crawlId} has already finished (${stored}); there is nothing to resume`);

@@ -5,6 +5,7 @@ import { crawlsListUrl, QUEUE_KINDS, type QueueKind } from '../domain/temporal-n
 import { openRuntime } from '../infra/runtime';
 import type { ApiCommandOptions } from './api-command';
 import { psqlLines } from './dev-banner';
+import { inProcessWorkers } from './local-workers';
 
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -13,7 +14,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 }
 
 export async function runDevCommand(options: ApiCommandOptions = {}): Promise<void> {
-  const runtime = await openRuntime({ workerQueues: QUEUE_KINDS, serve: true });
+  const runtime = await openRuntime({ workers: inProcessWorkers(QUEUE_KINDS), serve: true });
   try {
     // Loaded here, not at the top: Fastify and its plugins would slow every other command's start.
     const { startRuntimeApi } = await import('./api-command');
@@ -46,7 +47,7 @@ export async function runDevCommand(options: ApiCommandOptions = {}): Promise<vo
 }
 
 export async function runWorkerCommand(queues: readonly QueueKind[]): Promise<void> {
-  const runtime = await openRuntime({ workerQueues: queues });
+  const runtime = await openRuntime({ workers: inProcessWorkers(queues) });
   try {
     process.stderr.write(`gleaner worker polling ${queues.join(', ')} on ${runtime.temporalAddress}\n`);
     await Promise.race([untilSignal(), runtime.workers?.done]);

@@ -13,16 +13,32 @@ import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase, readLock, socketUrlOf } from '../db/pglite-database';
 import type { QueueKind } from '../domain/temporal-names';
-import { type RunningWorkers, startWorkers } from '../workers/run-workers';
 import { clearStaleLock } from './embedded-store';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
 import { registerMemorySource } from './memory-sampler';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
 
+/** Workers running in this process: resolves `done` when they stop, rejects if one fails. */
+export interface RunningWorkers {
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts workers once Temporal and the store are up. The caller hands it in (workers/run-workers'
+ * startWorkers): workers/ sits above infra/, so this layer never imports it.
+ */
+export type WorkerStarter = (options: {
+  temporalAddress: string;
+  namespace: string;
+  queues: readonly QueueKind[];
+  db: Database;
+}) => Promise<RunningWorkers>;
+
 export interface RuntimeOptions {
-  /** Run workers in this process for these queues. @default none */
-  workerQueues?: readonly QueueKind[];
+  /** Run workers in this process for these queues, started by `start`. @default none */
+  workers?: { queues: readonly QueueKind[]; start: WorkerStarter };
   /** Whether this process may be attached to by later processes (true for `gleaner dev`). */
   serve?: boolean;
   /** Also serve the Temporal Web UI when starting the embedded dev server. @default true */
@@ -117,8 +133,13 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
 
     // Attached to a running `gleaner dev`: its workers serve every queue already.
     let workers: RunningWorkers | undefined;
-    if (options.workerQueues && options.workerQueues.length > 0 && !embedded.attached) {
-      workers = await startWorkers({ temporalAddress, namespace, queues: options.workerQueues, db });
+    if (options.workers && options.workers.queues.length > 0 && !embedded.attached) {
+      workers = await options.workers.start({
+        temporalAddress,
+        namespace,
+        queues: options.workers.queues,
+        db,
+      });
       const running = workers;
       cleanups.push(() => running.shutdown());
     }
