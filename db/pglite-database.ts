@@ -23,7 +23,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Database, Queryable, QueryResult, SqlParam } from './database';
-import type { SocketDoor } from './pglite-socket-door';
+import type { SocketDoor, SocketLog } from './pglite-socket-door';
 import {
   ensurePrivateDir,
   loadOrCreateSocketPassword,
@@ -187,7 +187,16 @@ export interface EmbeddedStoreOptions {
    * @default 30000
    */
   idleInTransactionTimeoutMs?: number;
+  /** Where the socket's door reports refused logins and ended sessions. @default JSON lines on stderr */
+  socketLog?: SocketLog;
 }
+
+const stderrSocketLog: SocketLog = {
+  warn: (fields, message) =>
+    process.stderr.write(
+      `${JSON.stringify({ level: 'warn', component: 'store-socket', ...fields, msg: message })}\n`,
+    ),
+};
 
 function idleInTransactionTimeoutMs(option: number | undefined): number {
   if (option !== undefined) return option;
@@ -248,6 +257,7 @@ export class PgliteDatabase implements Database {
           options.socketPort ?? 0,
           password,
           idleInTransactionTimeoutMs(options.idleInTransactionTimeoutMs),
+          options.socketLog ?? stderrSocketLog,
         );
         updateLock({ databaseUrl: db.socketUrl });
       }
@@ -268,13 +278,17 @@ export class PgliteDatabase implements Database {
     return this.lockFile;
   }
 
-  private async startSocket(port: number, password: string, idleTimeoutMs: number): Promise<void> {
+  private async startSocket(
+    port: number,
+    password: string,
+    idleTimeoutMs: number,
+    log: SocketLog,
+  ): Promise<void> {
     // Imported here: the reading commands open the store without a socket and need not load these.
-    const [{ PGLiteSocketServer }, { SocketDoor }, { scramVerifier }, { logger }] = await Promise.all([
+    const [{ PGLiteSocketServer }, { SocketDoor }, { scramVerifier }] = await Promise.all([
       import('@electric-sql/pglite-socket'),
       import('./pglite-socket-door'),
       import('./scram-server'),
-      import('../infra/logger'),
     ]);
     // pglite-socket asks no password, so it listens where only this user can reach it (a 0700
     // folder), and the door on 127.0.0.1 lets in those who know the password.
@@ -292,7 +306,7 @@ export class PgliteDatabase implements Database {
       host: '127.0.0.1',
       port,
       idleInTransactionTimeoutMs: idleTimeoutMs,
-      log: logger.child({ component: 'store-socket' }),
+      log,
     });
     const chosen = await this.socketDoor.start();
     this.socketUrl = withPassword(

@@ -12,7 +12,6 @@
  * and sends nothing for `idleInTransactionTimeoutMs`; pglite-socket then rolls its transaction back.
  */
 import net from 'node:net';
-import type { Logger } from '../infra/logger';
 import {
   authentication,
   CANCEL_REQUEST,
@@ -30,6 +29,14 @@ const LOGIN_TIMEOUT_MS = 10_000;
 /** No login message is anywhere near this; a larger one is an attack or garbage. */
 const MAX_LOGIN_MESSAGE_BYTES = 16 * 1024;
 
+/**
+ * Where the door reports refused logins and sessions it ends: the process logger, handed in by the
+ * opener (infra/ sits above db/, so this layer does not import it).
+ */
+export interface SocketLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
 export interface SocketDoorOptions {
   verifier: ScramVerifier;
   /** The Unix socket where pglite-socket serves PGlite, in a folder only this user can enter. */
@@ -37,7 +44,7 @@ export interface SocketDoorOptions {
   host: string;
   port: number;
   idleInTransactionTimeoutMs: number;
-  log: Logger;
+  log: SocketLog;
 }
 
 export class LoginRefusedError extends Error {

@@ -99,7 +99,10 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       cleanups.push(() => db.close());
     } else {
       mkdirSync(home, { recursive: true, mode: 0o700 });
-      const pglite = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
+      const pglite = await PgliteDatabase.open({
+        dataDir: path.join(home, 'pgdata'),
+        socketLog: logger.child({ component: 'store-socket' }),
+      });
       db = pglite;
       registerMemorySource('pgliteWasm', () => pglite.wasmMemoryBytes());
       databaseUrl = pglite.socketUrl;
