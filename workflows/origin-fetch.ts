@@ -1,8 +1,9 @@
 /**
  * The origin's fetches: one URL through `fetchAndStore` (or the rendering tier), and what its
- * answer does to the origin — the politeness clock, the counters, throttling, refusal and the
- * failure-rate breaker (`domain/politeness/origin-health.ts`), discoveries queued or relayed, the stored page
- * handed to its page workflow. With `perOriginConcurrency` > 1 fetches also run beside the loop.
+ * answer does to the origin — the politeness clock (`politeness-lap.ts`), the counters,
+ * throttling, refusal and the failure-rate breaker (`domain/politeness/origin-health.ts`),
+ * discoveries queued or relayed, the stored page handed to its page workflow. With
+ * `perOriginConcurrency` > 1 fetches also run beside the loop.
  */
 import { condition } from '@temporalio/workflow';
 import type { FetchSpec } from '../activities/types';
@@ -11,9 +12,8 @@ import type { CrawlSpec } from '../domain/crawl-spec';
 import { type FrontierItem, pushFirst, size } from '../domain/frontier';
 import { noteSpilled, roomFor } from '../domain/frontier-spill';
 import { countAnswer, countVisit, needsPageWorkflow } from '../domain/origin-stats';
-import { responseEndedAtMs } from '../domain/politeness/clock';
 import { type Answer, onForbidden, onOutcome, onThrottle, settled } from '../domain/politeness/origin-health';
-import { nextHandoffMs, type RequestPacing } from '../domain/politeness/request-pacing';
+import type { RequestPacing } from '../domain/politeness/request-pacing';
 import { fetchAndStore } from './origin-activities';
 import type { OriginRun } from './origin-run';
 import type { PageChildren } from './page-children';
@@ -59,7 +59,7 @@ export function originFetcher(
   /** Absent in runs recorded before the rendering tier (`patched('render-tier-v1')`). */
   renderTier: RenderTier | undefined,
 ): OriginFetcher {
-  const { spec, origin, state, frontier } = run;
+  const { spec, origin, state, frontier, lap } = run;
   // Fetches in flight beside the loop: only when the origin may take more than one at a time.
   // With one at a time the loop awaits each fetch itself, as runs recorded before this did.
   const inFlight = new Set<Promise<void>>();
@@ -94,8 +94,7 @@ export function originFetcher(
       const cause = (error as Error).cause;
       state.stats.errors++;
       state.stats.lastError = `${item.url}: ${cause instanceof Error ? cause.message : (error as Error).message}`;
-      state.stats.lastFetchAtMs = Date.now();
-      state.lastResponse = undefined;
+      lap.requestEnded();
       return;
     } finally {
       reservedRoom -= room ?? 0;
@@ -105,19 +104,13 @@ export function originFetcher(
       // into a disallowed path: then that response dates the politeness clock like any other.
       state.stats.robotsBlocked++;
       state.quota++;
-      if (result.msSinceResponse !== undefined) {
-        state.stats.lastFetchAtMs = responseEndedAtMs(Date.now(), result.msSinceResponse);
-        state.lastResponse = result.responseEnded;
-      }
+      if (result.msSinceResponse !== undefined)
+        lap.requestEnded(result.msSinceResponse, result.responseEnded);
       return;
     }
-    // The gap runs from the response's end: workflow time minus the activity's own storage time
-    // is never earlier than that end, and skips waiting out work that sent nothing to the origin.
-    state.stats.lastFetchAtMs = responseEndedAtMs(Date.now(), result.msSinceResponse);
-    state.lastResponse = result.responseEnded;
-    if (timedHandoffMs !== undefined && result.pacedMs !== undefined) {
-      state.handoffMs = nextHandoffMs(timedHandoffMs, result.pacedMs);
-    }
+    // The gap runs from the response's end, not from the end of the activity's storage work.
+    lap.requestEnded(result.msSinceResponse, result.responseEnded);
+    lap.learn(timedHandoffMs, result.pacedMs);
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;

@@ -23,8 +23,7 @@ export async function checkRobots(run: OriginRun): Promise<void> {
   }
   state.robotsChecked = true;
   // robots.txt was (or may have been) a request to the origin: the gap runs from here too.
-  state.stats.lastFetchAtMs = Date.now();
-  state.lastResponse = undefined;
+  run.lap.requestEnded();
   const verdict = robotsVerdict(robots, spec.maxCrawlDelayMs);
   if (verdict.kind === 'unreachable') {
     // An origin that cannot be reached has not disallowed anything: its URLs count as unreachable.

@@ -18,7 +18,6 @@ import {
   patched,
   setCurrentDetails,
   setHandler,
-  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
@@ -43,8 +42,6 @@ import {
   relayPending,
 } from '../domain/origin-state';
 import { fetchRatePerSecond } from '../domain/origin-stats';
-import { lapJitterMs, originGapMs, owedAfterTimerMs, planLap } from '../domain/politeness/clock';
-import { nextHandoffMs } from '../domain/politeness/request-pacing';
 import { crawlWorkflowId } from '../domain/temporal-names';
 import { spillOverflow, takeSpilled } from './frontier-spill';
 import {
@@ -64,6 +61,7 @@ import { fetchSpecOf, originFetcher } from './origin-fetch';
 import { checkRobots } from './origin-robots';
 import type { OriginRun } from './origin-run';
 import { pageChildren } from './page-children';
+import { politenessLap } from './politeness-lap';
 import { claimKnown, topUpKnown } from './recrawl';
 import { originRenderTier } from './render-tier';
 import { readSitemaps, SITEMAP_LOW_WATER, SITEMAP_PAGE, topUpFromSitemaps } from './sitemaps';
@@ -118,6 +116,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     origin,
     state,
     frontier,
+    lap: politenessLap(spec, state),
     enqueue,
     show(next) {
       phase = next;
@@ -128,7 +127,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // Runs recorded before this wait the whole gap on the durable timer and draw a uniform jitter.
   const pacedInActivity = patched('pacing-in-activity-v1');
   // Runs recorded before the rendering tier fetch every page plainly (replay-safe).
-  const renderTier = patched('render-tier-v1') ? originRenderTier(spec, state) : undefined;
+  const renderTier = patched('render-tier-v1') ? originRenderTier(run) : undefined;
   const fetcher = originFetcher(run, pages, renderTier);
 
   // Runs recorded before the spill keep every discovery in the frontier (replay-safe).
@@ -270,28 +269,20 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       await condition(() => !state.paused || finishRequested);
       continue;
     }
-    const baseGapMs = originGapMs(spec.delayMs, state.crawlDelayMs);
     // One request at a time: the fetch activity waits the gap's last stretch itself, exactly, so
     // the overhead of the timer's and the fetch's scheduling is not added to every lap.
-    const sequential = concurrency() === 1 && fetcher.inFlight === 0;
-    const lap = planLap({
-      baseGapMs,
-      // Workflow Math.random is seeded by Temporal, so the jitter replays identically.
-      jitterMs: lapJitterMs(baseGapMs, spec.jitterRatio, Math.random(), pacedInActivity),
-      lastFetchAtMs: state.stats.lastFetchAtMs,
+    const lap = run.lap.plan({
+      pacedInActivity,
+      sequential: concurrency() === 1 && fetcher.inFlight === 0,
       lastStartAtMs: fetcher.lastStartAtMs,
-      handOff: pacedInActivity && sequential,
-      learntHandoffMs: state.handoffMs,
-      pausedUntilMs: state.pausedUntilMs,
-      nowMs: Date.now(),
     });
-    if (lap.waitMs > 0) {
+    const timer = run.lap.timer(lap, (firesAtMs) => {
       // A batch is never held past its age by the politeness clock (a Crawl-delay may be long).
-      pages.closeBatchIfDue(Date.now() + lap.waitMs);
+      pages.closeBatchIfDue(firesAtMs);
       phase = 'sleeping';
       showDetails();
-      await sleep(lap.waitMs);
-    }
+    });
+    if (timer) await timer;
     const item = pop(frontier);
     if (!item) continue;
     state.quota--;
@@ -300,21 +291,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       pages.closeBatchIfDue();
       await condition(() => fetcher.inFlight < concurrency() || finishRequested);
     } else {
-      const owedMs = owedAfterTimerMs(lap, Date.now());
-      // A lap whose timer ran tells how much of the hand-off the scheduling around it used.
-      const timed = lap.waitMs > 0 && lap.leftToActivityMs > 0;
-      if (timed && owedMs <= 0) state.handoffMs = nextHandoffMs(lap.leftToActivityMs, 0);
-      await fetcher.fetchNext(
-        item,
-        owedMs > 0
-          ? {
-              gapMs: lap.gapMs,
-              handoffMs: owedMs,
-              ...(state.lastResponse ? { previous: state.lastResponse } : {}),
-            }
-          : undefined,
-        timed && owedMs > 0 ? lap.leftToActivityMs : undefined,
-      );
+      const { pacing, timedHandoffMs } = run.lap.handOff(lap);
+      await fetcher.fetchNext(item, pacing, timedHandoffMs);
     }
 
     const info = workflowInfo();

@@ -3,11 +3,7 @@
  * asks for a browser, and what the origin learns from each render. Each tier's request is one
  * request on the origin's politeness clock: a render after a plain fetch waits out the gap first.
  */
-import { sleep } from '@temporalio/workflow';
 import type { FetchAndStoreInput, FetchAndStoreResult, RenderAndStoreResult } from '../activities/types';
-import type { CrawlSpec } from '../domain/crawl-spec';
-import type { OriginState } from '../domain/origin-state';
-import { gapLeftMs, originGapMs, responseEndedAtMs } from '../domain/politeness/clock';
 import {
   learnTier,
   planFetch,
@@ -17,39 +13,21 @@ import {
   renderPaid,
 } from '../domain/render-decision';
 import { fetchAndStore, renderAndStore } from './origin-activities';
+import type { OriginRun } from './origin-run';
+import type { PolitenessLap } from './politeness-lap';
 
 export interface RenderTier {
   mode: RenderMode;
   /** The origin's learning; mutated here, carried by the origin across continue-as-new. */
   learning: RenderLearning;
-  /** Marks the end of a request to the origin, for the politeness gap. */
-  requestEnded(msSinceResponse?: number): void;
-  /** Waits until the origin's gap since its last request has passed (durable timer). */
-  waitGap(): Promise<void>;
+  /** The origin's politeness clock: a render is one more request on it. */
+  lap: PolitenessLap;
 }
 
-/** The origin's tier: its learning (started here, carried in its state), its clock on workflow time. */
-export function originRenderTier(
-  spec: Pick<CrawlSpec, 'render' | 'delayMs'>,
-  state: OriginState,
-): RenderTier {
-  state.renderLearning ??= {};
-  return {
-    mode: spec.render,
-    learning: state.renderLearning,
-    requestEnded(msSinceResponse = 0) {
-      state.stats.lastFetchAtMs = responseEndedAtMs(Date.now(), msSinceResponse);
-      state.lastResponse = undefined;
-    },
-    async waitGap() {
-      const waitMs = gapLeftMs(
-        originGapMs(spec.delayMs, state.crawlDelayMs),
-        state.stats.lastFetchAtMs,
-        Date.now(),
-      );
-      if (waitMs > 0) await sleep(waitMs);
-    },
-  };
+/** The origin's tier: its learning (started here, carried in its state), its politeness clock. */
+export function originRenderTier(run: Pick<OriginRun, 'spec' | 'state' | 'lap'>): RenderTier {
+  run.state.renderLearning ??= {};
+  return { mode: run.spec.render, learning: run.state.renderLearning, lap: run.lap };
 }
 
 export type TieredResult = FetchAndStoreResult & { rendered?: boolean };
@@ -60,14 +38,14 @@ export async function fetchWithTier(input: FetchAndStoreInput, tier: RenderTier)
   const { pacing, ...unpaced } = input;
   if (plan.tier === 'browser') {
     // The rendering activity does not wait: the workflow waits the whole gap before it.
-    if (pacing) await tier.waitGap();
+    if (pacing) await tier.lap.waitGap();
     try {
       return learnFrom(input.url, await renderAndStore(unpaced), tier);
     } catch (error) {
       // 'always' means always: a failed render is the page's failure. In 'auto' the plain tier still works.
       if (tier.mode === 'always') throw error;
-      tier.requestEnded();
-      await tier.waitGap();
+      tier.lap.requestEnded();
+      await tier.lap.waitGap();
       return fetchAndStore(unpaced);
     }
   }
@@ -79,14 +57,14 @@ export async function fetchWithTier(input: FetchAndStoreInput, tier: RenderTier)
     if (!assessment.needsRender) learnTier(tier.learning, input.url, 'http', false);
     return fetched;
   }
-  tier.requestEnded(fetched.msSinceResponse);
-  await tier.waitGap();
+  tier.lap.requestEnded(fetched.msSinceResponse);
+  await tier.lap.waitGap();
   let rendered: RenderAndStoreResult;
   try {
     rendered = await renderAndStore(input);
   } catch (error) {
     // The plain HTML is stored already: keep it, and say why it is not the rendered page.
-    tier.requestEnded();
+    tier.lap.requestEnded();
     return { ...afterRender(fetched), error: `rendering failed, plain HTML kept: ${renderFailure(error)}` };
   }
   if (rendered.outcome !== 'ok') {

@@ -2,8 +2,6 @@
  * The origin's sitemap URLs: claimed into Postgres once (the activity returns counts only, never
  * URLs, so history stays small), then pulled into the frontier a page at a time as it runs low.
  */
-import { sleep } from '@temporalio/workflow';
-import { gapLeftMs, originGapMs } from '../domain/politeness/clock';
 import { ingestSitemaps, nextClaimedUrls } from './origin-activities';
 import { fetchSpecOf } from './origin-fetch';
 import type { OriginRun } from './origin-run';
@@ -14,16 +12,15 @@ export const SITEMAP_LOW_WATER = 50;
 
 /** Claims the origin's sitemap URLs, after the origin's gap; a failure means "no sitemap". */
 export async function readSitemaps(run: OriginRun): Promise<void> {
-  const { spec, origin, state } = run;
-  const gapMs = originGapMs(spec.delayMs, state.crawlDelayMs);
-  const waitMs = gapLeftMs(gapMs, state.stats.lastFetchAtMs, Date.now());
-  if (waitMs > 0) await sleep(waitMs);
+  const { spec, origin, state, lap } = run;
+  await lap.waitGap();
   try {
     const result = await ingestSitemaps({
       crawlId: spec.crawlId,
       origin,
       spec: fetchSpecOf(spec),
-      delayMs: gapMs,
+      // The activity keeps the same gap between its own sitemap requests.
+      delayMs: lap.gapMs(),
       maxUrlsPerOrigin: Math.min(50_000, spec.maxPages),
     });
     state.sitemaps = { done: result.claimedTotal === 0 };
@@ -32,8 +29,7 @@ export async function readSitemaps(run: OriginRun): Promise<void> {
     state.sitemaps = { done: true };
     state.stats.lastError = `${origin} sitemap: ${(error as Error).message}`;
   }
-  state.stats.lastFetchAtMs = Date.now();
-  state.lastResponse = undefined;
+  lap.requestEnded();
 }
 
 /** Pulls the next `limit` claimed sitemap URLs into the frontier. */

@@ -1,7 +1,7 @@
 /**
- * The origin workflow's politeness clock, as arithmetic on workflow time: the gap an origin is
- * owed, when its last request ended, and each lap's wait before the next fetch (the part the
- * durable timer waits and the part handed to the fetch activity, `domain/request-pacing.ts`).
+ * The origin workflow's politeness clock, as arithmetic on workflow time: when the origin's last
+ * request ended, and each lap's wait before the next fetch (the part the durable timer waits and
+ * the part handed to the fetch activity, `request-pacing.ts`). The gap itself is `gap.ts`'s.
  * Pure: the workflow supplies its clock (`Date.now()`, workflow time) and its seeded random draw.
  */
 import { handoffMs, skewedJitterMs } from './request-pacing';
@@ -11,16 +11,6 @@ import { handoffMs, skewedJitterMs } from './request-pacing';
  * more is not believed, so a slow database cannot date a response far in the past.
  */
 export const MAX_MS_SINCE_RESPONSE = 60_000;
-
-/** The silence owed between two requests to the origin: the crawl's delay, raised by robots Crawl-delay. */
-export function originGapMs(delayMs: number, crawlDelayMs: number | undefined): number {
-  return Math.max(delayMs, crawlDelayMs ?? 0);
-}
-
-/** What is left of `gapMs` at `nowMs` since the request at `lastRequestAtMs`; ≤ 0 when nothing is. */
-export function gapLeftMs(gapMs: number, lastRequestAtMs: number | undefined, nowMs: number): number {
-  return gapMs - (nowMs - (lastRequestAtMs ?? Number.NEGATIVE_INFINITY));
-}
 
 /**
  * When the origin's response ended, on workflow time: the activity's completion (`nowMs`, never

@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  gapLeftMs,
   lapJitterMs,
   MAX_MS_SINCE_RESPONSE,
-  originGapMs,
   owedAfterTimerMs,
   planLap,
   responseEndedAtMs,
 } from '../../../domain/politeness/clock';
 import { INITIAL_HANDOFF_MS } from '../../../domain/politeness/request-pacing';
-
-describe('originGapMs and gapLeftMs', () => {
-  it('takes the larger of the delay and Crawl-delay', () => {
-    expect(originGapMs(1_000, undefined)).toBe(1_000);
-    expect(originGapMs(1_000, 5_000)).toBe(5_000);
-    expect(originGapMs(1_000, 0)).toBe(1_000);
-  });
-
-  it('leaves the gap less the time since the last request, nothing before any request', () => {
-    expect(gapLeftMs(1_000, 10_000, 10_400)).toBe(600);
-    expect(gapLeftMs(1_000, 10_000, 12_000)).toBeLessThanOrEqual(0);
-    expect(gapLeftMs(1_000, undefined, 12_000)).toBeLessThanOrEqual(0);
-  });
-});
 
 describe('responseEndedAtMs', () => {
   it('dates the response before the activity end, by at most a minute', () => {
