@@ -1,0 +1,300 @@
+/**
+ * The crawl's durable state, carried across continue-as-new, and the pure transitions the crawl
+ * workflow makes on it: which origin gets which URLs (routing), the page budget and its grants, an
+ * operator's pause, resume or cancel, and when every origin has drained and is finished. Each
+ * transition changes the state at once and returns the commands it calls for as plain data
+ * (`crawl-commands.ts`); `workflows/crawl-effects.ts` issues them. No I/O, no clock.
+ *
+ * Termination is exact because batches are counted: an origin is idle only when it says so after
+ * receiving every batch routed to it, and the crawl has drained when its inbox is empty and every
+ * origin is idle.
+ */
+import { pushTo } from './collections';
+import type { CrawlCommand } from './crawl-commands';
+import type { ControlCommand, DiscoveredBatch, OriginReport } from './crawl-messages';
+import type { FrontierItem } from './frontier';
+import { QUOTA_BLOCK } from './origin-state';
+import { emptyOriginStats, type OriginStats } from './origin-stats';
+import { originWorkflowId } from './temporal-names';
+import { originOf } from './url';
+
+/** What the crawl knows of one origin's workflow. */
+export interface CrawlOrigin {
+  workflowId: string;
+  /** Enqueue batches signalled after the start (the start's own batch is not counted). */
+  sentBatches: number;
+  idle: boolean;
+  done: boolean;
+  /** The finish signal went out (`crawl-finish-turns-v1`): a run after a continue-as-new skips it. */
+  finishSent?: boolean;
+  stats: OriginStats;
+}
+
+/** A signal the crawl received, kept in order until the loop takes it. */
+export type CrawlInboxEvent =
+  | { kind: 'discovered'; batch: DiscoveredBatch }
+  | { kind: 'report'; report: OriginReport }
+  | { kind: 'control'; command: ControlCommand };
+
+/** Carried across continue-as-new: field names are part of running crawls' payloads. */
+export interface CrawlState {
+  startedAtMs: number;
+  /** Pages not yet granted to any origin. */
+  budgetLeft: number;
+  origins: Record<string, CrawlOrigin>;
+  inbox: CrawlInboxEvent[];
+  /** Origins an operator paused; new origins of a paused crawl ('*') start paused too. */
+  paused?: string[];
+  cancelled?: boolean;
+  /** Workflow time before which no page quota is granted (global request ceiling). */
+  nextGrantAtMs?: number;
+  /** Every origin had drained and the crawl is finishing them (`crawl-finish-turns-v1`). */
+  finishing?: boolean;
+}
+
+/** How this run routes: fixed by the crawl's spec and the workflow generation the run is on. */
+export interface RoutingRules {
+  crawlId: string;
+  /**
+   * A new origin starts with its first batch's quota, so it need not ask before its first fetch
+   * (`crawl-quota-first-v1`, and only without a request ceiling, which paces every page's quota).
+   */
+  quotaWithStart: boolean;
+  /** Reports are answered before batches are routed, and a turn starts STARTS_PER_TURN origins at most (`crawl-quota-first-v1`). */
+  reportsFirst: boolean;
+}
+
+/**
+ * Commands one turn of the crawl's loop makes at most: ~35 history events per chunk of 16, 16
+ * chunks, so a turn adds a bounded number of events before the continue-as-new check.
+ */
+export const COMMANDS_PER_TURN = 256;
+/**
+ * New origins started per turn at most (with `reportsFirst`). A turn ends when its child starts have
+ * started, and a busy server starts a few per second: a turn of 128 starts held every quota request
+ * that arrived meanwhile for half a minute (1,000-origin scale run). Reports are taken first in
+ * every turn, so a short turn is what bounds their wait.
+ */
+export const STARTS_PER_TURN = 32;
+
+export function newCrawlState(startedAtMs: number, maxPages: number): CrawlState {
+  return { startedAtMs, budgetLeft: maxPages, origins: {}, inbox: [] };
+}
+
+/** The seeds the store let this crawl claim, as the first batch to route (depth 0). */
+export function seedBatch(claimed: readonly string[]): DiscoveredBatch {
+  const byOrigin: Record<string, FrontierItem[]> = {};
+  for (const url of claimed) pushTo(byOrigin, originOf(url), { url, depth: 0 });
+  return { byOrigin };
+}
+
+export function isPaused(state: CrawlState, origin: string): boolean {
+  return (state.paused ?? []).some((key) => key === '*' || key === origin);
+}
+
+export function allIdle(state: CrawlState): boolean {
+  return Object.values(state.origins).every((entry) => entry.idle);
+}
+
+export function allDone(state: CrawlState): boolean {
+  return Object.values(state.origins).every((entry) => entry.done);
+}
+
+/** Nothing waits in the inbox and every origin is idle: the crawl can finish its origins. */
+export function drained(state: CrawlState): boolean {
+  return state.inbox.length === 0 && allIdle(state);
+}
+
+/**
+ * Routes a batch to an origin: a new origin is recorded and started with the batch (and, by the
+ * rules, its first quota taken from the budget); a known one is sent the batch as its next in
+ * sequence and counts as busy until it reports idle having received it.
+ */
+export function routeBatch(
+  state: CrawlState,
+  rules: RoutingRules,
+  origin: string,
+  items: FrontierItem[],
+): CrawlCommand {
+  const entry = state.origins[origin];
+  if (!entry) {
+    const workflowId = originWorkflowId(rules.crawlId, origin);
+    state.origins[origin] = {
+      workflowId,
+      sentBatches: 0,
+      idle: false,
+      done: false,
+      stats: emptyOriginStats(),
+    };
+    const initialQuota = rules.quotaWithStart ? Math.min(QUOTA_BLOCK, items.length, state.budgetLeft) : 0;
+    state.budgetLeft -= initialQuota;
+    return {
+      kind: 'start',
+      target: workflowId,
+      origin,
+      items,
+      startPaused: isPaused(state, origin),
+      initialQuota,
+    };
+  }
+  entry.sentBatches++;
+  entry.idle = false;
+  return { kind: 'enqueue', target: entry.workflowId, seq: entry.sentBatches, items };
+}
+
+/** Every non-empty part of a discovered batch, routed in order; nothing once the crawl is cancelled. */
+export function routeDiscovered(
+  state: CrawlState,
+  rules: RoutingRules,
+  batch: DiscoveredBatch,
+): CrawlCommand[] {
+  if (state.cancelled) return [];
+  return Object.entries(batch.byOrigin)
+    .filter(([, items]) => items.length > 0)
+    .map(([origin, items]) => routeBatch(state, rules, origin, items));
+}
+
+/**
+ * An origin's report: its counters, the quota it hands back, whether it is idle (only if it has
+ * received every batch sent) or done, and the grant it asked for: up to `wanted` pages (what it
+ * asked, or what the request ceiling lets out now), as many as the budget holds; a grant of 0 tells
+ * the origin the budget is spent. A report from an origin this crawl never started changes nothing.
+ */
+export function applyReport(
+  state: CrawlState,
+  report: OriginReport,
+  wanted = report.quotaWanted,
+): CrawlCommand | undefined {
+  const entry = state.origins[report.origin];
+  if (!entry) return undefined;
+  entry.stats = report.stats;
+  state.budgetLeft += report.returnedQuota;
+  let grant: CrawlCommand | undefined;
+  if (report.quotaWanted > 0) {
+    const granted = Math.min(wanted, state.budgetLeft);
+    state.budgetLeft -= granted;
+    grant = { kind: 'quota', target: entry.workflowId, granted, exhausted: granted === 0 };
+  }
+  if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
+  if (report.done) entry.done = true;
+  return grant;
+}
+
+/**
+ * Pause, resume or cancel, for one origin or all: recorded here (so origins started later inherit
+ * it) and passed on to each origin concerned that is not done yet.
+ */
+export function applyControl(state: CrawlState, command: ControlCommand): CrawlCommand[] {
+  const key = command.origin ?? '*';
+  const paused = new Set(state.paused ?? []);
+  if (command.action === 'pause') paused.add(key);
+  if (command.action === 'resume') {
+    if (key === '*') paused.clear();
+    else paused.delete(key);
+  }
+  if (command.action === 'cancel' && !command.origin) state.cancelled = true;
+  state.paused = [...paused];
+  const targets = command.origin ? [command.origin] : Object.keys(state.origins);
+  const commands: CrawlCommand[] = [];
+  for (const origin of targets) {
+    const entry = state.origins[origin];
+    if (entry && !entry.done) {
+      commands.push({
+        kind: 'control',
+        target: entry.workflowId,
+        action: command.action,
+        ...(command.reason ? { reason: command.reason } : {}),
+      });
+    }
+  }
+  return commands;
+}
+
+/**
+ * One turn's routing and report commands, taken from the head of the inbox up to its first
+ * control and at most COMMANDS_PER_TURN (and STARTS_PER_TURN new origins with `reportsFirst`): a
+ * discovered batch for more origins is split, its rest left at the head. With `reportsFirst` the
+ * reports ahead of that control go first: an origin waiting for quota has pages to fetch now, a
+ * discovered batch only origins to start.
+ */
+export function takeTurn(state: CrawlState, rules: RoutingRules): CrawlCommand[] {
+  const commands = rules.reportsFirst ? takeReports(state) : [];
+  let starts = 0;
+  const full = () =>
+    commands.length >= COMMANDS_PER_TURN || (rules.reportsFirst && starts >= STARTS_PER_TURN);
+  while (!full()) {
+    const event = state.inbox[0];
+    if (!event || event.kind === 'control') break;
+    if (event.kind === 'report') {
+      state.inbox.shift();
+      const grant = applyReport(state, event.report);
+      if (grant) commands.push(grant);
+      continue;
+    }
+    if (!state.cancelled) {
+      for (const [origin, items] of Object.entries(event.batch.byOrigin)) {
+        if (full()) break;
+        delete event.batch.byOrigin[origin];
+        if (items.length === 0) continue;
+        if (!state.origins[origin]) starts++;
+        commands.push(routeBatch(state, rules, origin, items));
+      }
+      if (Object.keys(event.batch.byOrigin).length > 0) break;
+    }
+    state.inbox.shift();
+  }
+  return commands;
+}
+
+/**
+ * The reports ahead of the inbox's first control, taken out of turn (at most COMMANDS_PER_TURN).
+ * Safe to reorder: a report's idle flag is judged against the batches sent so far, and routing a
+ * batch afterwards marks that origin busy again.
+ */
+function takeReports(state: CrawlState): CrawlCommand[] {
+  const commands: CrawlCommand[] = [];
+  const controlAt = state.inbox.findIndex((event) => event.kind === 'control');
+  const end = controlAt < 0 ? state.inbox.length : controlAt;
+  const kept: CrawlInboxEvent[] = [];
+  for (const event of state.inbox.slice(0, end)) {
+    if (event.kind !== 'report' || commands.length >= COMMANDS_PER_TURN) {
+      kept.push(event);
+      continue;
+    }
+    const grant = applyReport(state, event.report);
+    if (grant) commands.push(grant);
+  }
+  state.inbox.splice(0, end, ...kept);
+  return commands;
+}
+
+/**
+ * Origins finished per turn once the crawl has drained (`crawl-finish-turns-v1`): an origin costs 3
+ * to 6 events here, so a turn of an eighth of the continue-as-new threshold's worth keeps a run
+ * within 1.75 x of it; finishing 1,000 origins in one run had added 8,337 events past it.
+ */
+export function finishTurnSize(continueAsNewAfterEvents: number): number {
+  return Math.max(16, Math.min(COMMANDS_PER_TURN, Math.floor(continueAsNewAfterEvents / 8)));
+}
+
+/** Starts finishing: from now on no origin is routed anything new by the loop (carried across runs). */
+export function startFinishing(state: CrawlState): void {
+  state.finishing = true;
+}
+
+/**
+ * The next turn's finish signals: up to `perTurn` origins not done and not yet told (an origin
+ * started meanwhile too), each marked so a run after a continue-as-new does not tell it twice.
+ */
+export function finishTurn(state: CrawlState, perTurn: number): CrawlCommand[] {
+  const unsent = Object.values(state.origins)
+    .filter((entry) => !entry.done && !entry.finishSent)
+    .slice(0, perTurn);
+  for (const entry of unsent) entry.finishSent = true;
+  return unsent.map((entry) => ({ kind: 'finish', target: entry.workflowId }));
+}
+
+/** Finish signals to every origin at once, done ones included (runs before `crawl-finish-turns-v1`). */
+export function finishEveryOrigin(state: CrawlState): CrawlCommand[] {
+  return Object.values(state.origins).map((entry) => ({ kind: 'finish', target: entry.workflowId }));
+}

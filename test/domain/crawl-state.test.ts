@@ -1,0 +1,318 @@
+import { describe, expect, it } from 'vitest';
+import type { CrawlCommand } from '../../domain/crawl-commands';
+import type { OriginReport } from '../../domain/crawl-messages';
+import {
+  allDone,
+  applyControl,
+  applyReport,
+  COMMANDS_PER_TURN,
+  type CrawlState,
+  drained,
+  finishEveryOrigin,
+  finishTurn,
+  finishTurnSize,
+  newCrawlState,
+  type RoutingRules,
+  routeBatch,
+  routeDiscovered,
+  STARTS_PER_TURN,
+  seedBatch,
+  takeTurn,
+} from '../../domain/crawl-state';
+import type { FrontierItem } from '../../domain/frontier';
+import { QUOTA_BLOCK } from '../../domain/origin-state';
+import { emptyOriginStats } from '../../domain/origin-stats';
+import { originWorkflowId } from '../../domain/temporal-names';
+
+const A = 'http://a.test';
+const B = 'http://b.test';
+const C = 'http://c.test';
+const newest: RoutingRules = { crawlId: 'c1', quotaWithStart: true, reportsFirst: true };
+const legacy: RoutingRules = { crawlId: 'c1', quotaWithStart: false, reportsFirst: false };
+
+function pages(origin: string, count: number, from = 0): FrontierItem[] {
+  return Array.from({ length: count }, (_, i) => ({ url: `${origin}/p${from + i}`, depth: 1 }));
+}
+
+function report(origin: string, fields: Partial<OriginReport> = {}): OriginReport {
+  return {
+    origin,
+    receivedBatches: 0,
+    idle: false,
+    done: false,
+    stats: emptyOriginStats(),
+    returnedQuota: 0,
+    quotaWanted: 0,
+    ...fields,
+  };
+}
+
+/** A crawl with `origins` already started (no start quota), each asking nothing yet. */
+function started(maxPages: number, ...origins: string[]): CrawlState {
+  const state = newCrawlState(0, maxPages);
+  for (const origin of origins) routeBatch(state, legacy, origin, pages(origin, 1));
+  return state;
+}
+
+describe('seedBatch', () => {
+  it('groups the claimed seeds by origin at depth 0, in order', () => {
+    expect(seedBatch([`${A}/`, `${B}/x`, `${A}/y`])).toEqual({
+      byOrigin: {
+        [A]: [
+          { url: `${A}/`, depth: 0 },
+          { url: `${A}/y`, depth: 0 },
+        ],
+        [B]: [{ url: `${B}/x`, depth: 0 }],
+      },
+    });
+  });
+});
+
+describe('routing', () => {
+  it("starts a new origin with its first batch and that batch's quota, then signals later batches in sequence", () => {
+    const state = newCrawlState(0, 100);
+    const first = routeBatch(state, newest, A, pages(A, 3));
+    expect(first).toEqual({
+      kind: 'start',
+      target: originWorkflowId('c1', A),
+      origin: A,
+      items: pages(A, 3),
+      startPaused: false,
+      initialQuota: 3,
+    });
+    expect(state.budgetLeft).toBe(97);
+    expect(routeBatch(state, newest, A, pages(A, 2, 3))).toMatchObject({ kind: 'enqueue', seq: 1 });
+    expect(routeBatch(state, newest, A, pages(A, 1, 5))).toMatchObject({ kind: 'enqueue', seq: 2 });
+    expect(state.origins[A]?.sentBatches).toBe(2);
+    expect(state.budgetLeft).toBe(97);
+  });
+
+  it('grants a start at most one quota block and never more than the budget holds', () => {
+    const state = newCrawlState(0, 30);
+    expect(routeBatch(state, newest, A, pages(A, 100))).toMatchObject({ initialQuota: QUOTA_BLOCK });
+    expect(routeBatch(state, newest, B, pages(B, 100))).toMatchObject({ initialQuota: 5 });
+    expect(routeBatch(state, newest, C, pages(C, 100))).toMatchObject({ initialQuota: 0 });
+    expect(state.budgetLeft).toBe(0);
+  });
+
+  it('grants nothing with the start when the rules say so (older runs, a request ceiling)', () => {
+    const state = newCrawlState(0, 30);
+    expect(routeBatch(state, legacy, A, pages(A, 4))).toMatchObject({ kind: 'start', initialQuota: 0 });
+    expect(state.budgetLeft).toBe(30);
+  });
+
+  it('routes a batch to a known origin as busy again, even one that had reported idle', () => {
+    const state = started(10, A);
+    applyReport(state, report(A, { idle: true }));
+    expect(state.origins[A]?.idle).toBe(true);
+    routeBatch(state, legacy, A, pages(A, 1));
+    expect(state.origins[A]?.idle).toBe(false);
+  });
+
+  it('skips empty parts of a discovered batch and routes nothing once cancelled', () => {
+    const state = newCrawlState(0, 10);
+    const commands = routeDiscovered(state, legacy, { byOrigin: { [A]: [], [B]: pages(B, 1) } });
+    expect(commands.map((command) => command.target)).toEqual([originWorkflowId('c1', B)]);
+    applyControl(state, { action: 'cancel' });
+    expect(routeDiscovered(state, legacy, { byOrigin: { [C]: pages(C, 1) } })).toEqual([]);
+    expect(state.origins[C]).toBeUndefined();
+  });
+});
+
+describe('budget', () => {
+  it('grants what an origin asks while the budget lasts, then tells it the budget is spent', () => {
+    const state = started(30, A);
+    expect(applyReport(state, report(A, { quotaWanted: 25 }))).toMatchObject({ kind: 'quota', granted: 25 });
+    expect(applyReport(state, report(A, { quotaWanted: 25 }))).toMatchObject({
+      granted: 5,
+      exhausted: false,
+    });
+    expect(applyReport(state, report(A, { quotaWanted: 25 }))).toEqual({
+      kind: 'quota',
+      target: originWorkflowId('c1', A),
+      granted: 0,
+      exhausted: true,
+    });
+    expect(state.budgetLeft).toBe(0);
+  });
+
+  it('splits requests beyond the budget between origins in arrival order, never below zero', () => {
+    const state = started(10, A, B);
+    const grants = [
+      applyReport(state, report(A, { quotaWanted: 25 })),
+      applyReport(state, report(B, { quotaWanted: 25 })),
+    ];
+    expect(grants.map((grant) => grant?.kind === 'quota' && grant.granted)).toEqual([10, 0]);
+    expect(state.budgetLeft).toBe(0);
+  });
+
+  it('takes back quota an idle origin returns and grants it to the next that asks', () => {
+    const state = started(20, A, B);
+    applyReport(state, report(A, { quotaWanted: 20 }));
+    applyReport(state, report(A, { idle: true, returnedQuota: 12 }));
+    expect(state.budgetLeft).toBe(12);
+    expect(applyReport(state, report(B, { quotaWanted: 25 }))).toMatchObject({
+      granted: 12,
+      exhausted: false,
+    });
+  });
+
+  it('grants at most `wanted` when the request ceiling lets out fewer pages than asked', () => {
+    const state = started(20, A);
+    expect(applyReport(state, report(A, { quotaWanted: 25 }), 1)).toMatchObject({ granted: 1 });
+    expect(state.budgetLeft).toBe(19);
+  });
+
+  it("keeps each origin's latest counters and ignores an origin the crawl never started", () => {
+    const state = started(20, A);
+    const stats = { ...emptyOriginStats(), fetched: 7 };
+    expect(applyReport(state, report(A, { stats }))).toBeUndefined();
+    expect(state.origins[A]?.stats.fetched).toBe(7);
+    expect(applyReport(state, report(B, { quotaWanted: 5, returnedQuota: 3 }))).toBeUndefined();
+    expect(state.budgetLeft).toBe(20);
+    expect(state.origins[B]).toBeUndefined();
+  });
+});
+
+describe('draining', () => {
+  it('counts an origin idle only once it has received every batch routed to it', () => {
+    const state = started(10, A);
+    routeBatch(state, legacy, A, pages(A, 1)); // batch 1 on its way
+    applyReport(state, report(A, { idle: true, receivedBatches: 0 }));
+    expect(state.origins[A]?.idle).toBe(false);
+    expect(drained(state)).toBe(false);
+    applyReport(state, report(A, { idle: true, receivedBatches: 1 }));
+    expect(drained(state)).toBe(true);
+  });
+
+  it('has drained only when the last origin goes idle and nothing waits in the inbox', () => {
+    const state = started(10, A, B);
+    applyReport(state, report(A, { idle: true }));
+    expect(drained(state)).toBe(false);
+    applyReport(state, report(B, { idle: true }));
+    expect(drained(state)).toBe(true);
+    state.inbox.push({ kind: 'discovered', batch: { byOrigin: { [A]: pages(A, 1) } } });
+    expect(drained(state)).toBe(false);
+  });
+});
+
+describe('controls', () => {
+  it('passes a pause to every origin not done, and starts later origins paused', () => {
+    const state = started(10, A, B);
+    applyReport(state, report(B, { done: true }));
+    expect(applyControl(state, { action: 'pause', reason: 'maintenance' })).toEqual([
+      { kind: 'control', target: originWorkflowId('c1', A), action: 'pause', reason: 'maintenance' },
+    ]);
+    expect(routeBatch(state, legacy, C, pages(C, 1))).toMatchObject({ kind: 'start', startPaused: true });
+    applyControl(state, { action: 'resume' });
+    expect(state.paused).toEqual([]);
+  });
+
+  it('pauses and resumes one origin without touching the others', () => {
+    const state = started(10, A, B);
+    expect(applyControl(state, { action: 'pause', origin: A }).map((command) => command.target)).toEqual([
+      originWorkflowId('c1', A),
+    ]);
+    expect(routeBatch(state, legacy, C, pages(C, 1))).toMatchObject({ startPaused: false });
+    applyControl(state, { action: 'resume', origin: A });
+    expect(state.paused).toEqual([]);
+  });
+
+  it('cancels the crawl only when no origin is named', () => {
+    const state = started(10, A);
+    applyControl(state, { action: 'cancel', origin: A });
+    expect(state.cancelled).toBeUndefined();
+    applyControl(state, { action: 'cancel' });
+    expect(state.cancelled).toBe(true);
+  });
+});
+
+describe('takeTurn', () => {
+  it('answers the reports ahead of the first control before routing new origins, and stops at the control', () => {
+    const state = started(100, A);
+    state.inbox.push(
+      { kind: 'discovered', batch: { byOrigin: { [B]: pages(B, 2) } } },
+      { kind: 'report', report: report(A, { quotaWanted: 3 }) },
+      { kind: 'control', command: { action: 'pause' } },
+      { kind: 'report', report: report(A, { quotaWanted: 4 }) },
+    );
+    const kinds = takeTurn(state, newest).map((command) => command.kind);
+    expect(kinds).toEqual(['quota', 'start']);
+    expect(state.inbox.map((event) => event.kind)).toEqual(['control', 'report']);
+  });
+
+  it('takes events strictly in order in older runs', () => {
+    const state = started(100, A);
+    state.inbox.push(
+      { kind: 'discovered', batch: { byOrigin: { [B]: pages(B, 2) } } },
+      { kind: 'report', report: report(A, { quotaWanted: 3 }) },
+    );
+    expect(takeTurn(state, legacy).map((command) => command.kind)).toEqual(['start', 'quota']);
+    expect(state.inbox).toEqual([]);
+  });
+
+  it('starts STARTS_PER_TURN new origins a turn and leaves the rest of the batch at the head', () => {
+    const state = newCrawlState(0, 10_000);
+    const byOrigin: Record<string, FrontierItem[]> = {};
+    for (let i = 0; i < 40; i++) byOrigin[`http://o${i}.test`] = pages(`http://o${i}.test`, 1);
+    state.inbox.push({ kind: 'discovered', batch: { byOrigin } });
+    expect(takeTurn(state, newest)).toHaveLength(STARTS_PER_TURN);
+    expect(state.inbox).toHaveLength(1);
+    const rest = takeTurn(state, newest);
+    expect(rest).toHaveLength(40 - STARTS_PER_TURN);
+    expect(state.inbox).toEqual([]);
+    expect(Object.keys(state.origins)).toHaveLength(40);
+  });
+
+  it('makes at most COMMANDS_PER_TURN commands a turn', () => {
+    const origins = Array.from({ length: COMMANDS_PER_TURN + 10 }, (_, i) => `http://o${i}.test`);
+    const state = started(100_000, ...origins);
+    for (const origin of origins)
+      state.inbox.push({ kind: 'report', report: report(origin, { quotaWanted: 1 }) });
+    expect(takeTurn(state, legacy)).toHaveLength(COMMANDS_PER_TURN);
+    expect(state.inbox).toHaveLength(10);
+    expect(takeTurn(state, newest)).toHaveLength(10);
+  });
+
+  it('drops discovered batches once cancelled but still answers reports', () => {
+    const state = started(10, A);
+    applyControl(state, { action: 'cancel' });
+    state.inbox.push(
+      { kind: 'discovered', batch: { byOrigin: { [B]: pages(B, 1) } } },
+      { kind: 'report', report: report(A, { quotaWanted: 2 }) },
+    );
+    expect(takeTurn(state, legacy)).toEqual<CrawlCommand[]>([
+      { kind: 'quota', target: originWorkflowId('c1', A), granted: 2, exhausted: false },
+    ]);
+    expect(state.inbox).toEqual([]);
+  });
+});
+
+describe('finishing', () => {
+  it('tells a turn of origins at a time, skipping those done or already told', () => {
+    const state = started(10, A, B, C);
+    applyReport(state, report(A, { done: true }));
+    expect(finishTurn(state, 1)).toEqual([{ kind: 'finish', target: originWorkflowId('c1', B) }]);
+    expect(finishTurn(state, 1)).toEqual([{ kind: 'finish', target: originWorkflowId('c1', C) }]);
+    expect(finishTurn(state, 1)).toEqual([]);
+    expect(allDone(state)).toBe(false);
+    applyReport(state, report(B, { done: true }));
+    applyReport(state, report(C, { done: true }));
+    expect(allDone(state)).toBe(true);
+  });
+
+  it('sizes a turn as an eighth of the continue-as-new threshold, between 16 and COMMANDS_PER_TURN', () => {
+    expect(finishTurnSize(200)).toBe(25);
+    expect(finishTurnSize(4000)).toBe(COMMANDS_PER_TURN);
+    expect(finishTurnSize(100)).toBe(16);
+  });
+
+  it('tells every origin at once in older runs, done ones included', () => {
+    const state = started(10, A, B);
+    applyReport(state, report(A, { done: true }));
+    expect(finishEveryOrigin(state).map((command) => command.target)).toEqual([
+      originWorkflowId('c1', A),
+      originWorkflowId('c1', B),
+    ]);
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * The crawl workflow's generations. Each `patched()` id below changed the commands the workflow
+ * issues, so a run that began before it must keep taking the older path when it replays. Each older
+ * path is named with the recorded histories that take it (test/fixtures/histories, replayed by
+ * test/workflows/replay.test.ts); a path may go only when no recorded history takes it and no crawl
+ * that can still be running began on it.
+ */
+import { patched } from '@temporalio/workflow';
+
+export interface CrawlGeneration {
+  /**
+   * `crawl-concurrent-effects-v1`: commands to many origins go out together, several per workflow
+   * task (a crawl of 1,000 origins started them one round trip at a time, and quota grants queued
+   * behind). Runs without it handle one inbox event per turn, each command awaited alone, and tell
+   * their origins to finish one by one: crawl.v1.json to crawl.v6.json.
+   */
+  concurrentEffects: boolean;
+  /**
+   * `crawl-quota-first-v1`: origins start with their first batch's quota, quota requests are answered
+   * before new origins are started (STARTS_PER_TURN a turn), and a task's commands are packed by
+   * payload size: each origin needs the crawl once before its first page instead of twice, and pages
+   * flow while a big crawl is still starting origins. Runs with concurrent effects but without it
+   * (16 commands a task, origins ask for their first quota): crawl.v7.json.
+   */
+  quotaFirst: boolean;
+  /**
+   * `crawl-finish-turns-v1`: origins are finished a turn at a time with the continue-as-new check
+   * between turns: finishing them all in one run added ~4 events per origin past the threshold (8,337
+   * events at 1,000 origins; Temporal's hard limit of 51,200 at about 11,000). Runs with quota first
+   * but without it (every origin told at once, final reports in the same run): crawl.json. Runs with
+   * it: crawl-finish.json and crawl-finish-start.json.
+   */
+  finishInTurns: boolean;
+}
+
+/** The generation this run is on: the newest, unless its history began before a patch. */
+export function crawlGeneration(): CrawlGeneration {
+  const concurrentEffects = patched('crawl-concurrent-effects-v1');
+  const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
+  const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
+  return { concurrentEffects, quotaFirst, finishInTurns };
+}
