@@ -3,6 +3,9 @@
  * (with --chunks) chunks.jsonl. Needs only the database: DATABASE_URL, a running `gleaner dev`, or
  * the embedded store. Progress goes to stderr; with --json one summary goes to stdout.
  *
+ * Images are fetched under the SSRF guard with the hosts of `--allow-host` plus those the exported
+ * pages' own crawls were allowed (one line on stderr names the latter).
+ *
  * Exit status: 0 when the export ran to the end, even if some pages could not be written (their
  * count is printed and each is listed with its error in export-report.json); 1 when it could not
  * run to the end (the output folder, the manifest or the report could not be written) or when there
@@ -57,6 +60,11 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
       chunks: options.chunks === true,
       userAgent,
       allowHosts: options.allowHost ?? [],
+      // The crawl was told these hosts may be fetched; its images come from the same hosts.
+      onCrawlAllowHosts: (hosts) =>
+        process.stderr.write(
+          `export: images may also come from ${hosts.join(', ')} (allowed by the exported pages' crawls with --allow-host)\n`,
+        ),
       ...(options.assetDelayMs !== undefined ? { assetDelayMs: options.assetDelayMs } : {}),
       ...(options.maxAssetBytes !== undefined ? { maxAssetBytes: options.maxAssetBytes } : {}),
       onProgress: (done, total) => {

@@ -13,11 +13,14 @@ import path from 'node:path';
 import type { Database, SqlParam } from '../db/database';
 import { canonicalizeUrl } from '../domain/url';
 import { ASSET_INDEX_FILE, AssetStore } from './asset-store';
-import { type LlmsEntry, llmsFullSection, oneLine, renderLlmsTxt } from './llms-txt';
-import { rewriteMarkdownLinks } from './markdown-links';
-import { type ExportPage, renderPageFile } from './page-file';
-import { assignPagePaths, compareCodePoints, hostDir, relativeLink } from './tree-paths';
-import { type StreamedFile, TreeWriter } from './tree-writer';
+import { chunksJsonl } from './chunks-jsonl-format';
+import { allowHostsOfCrawls } from './crawl-allow-hosts';
+import type { ExportFormat, ExportRun, PageOut } from './export-format';
+import { llmsTxt } from './llms-txt-format';
+import { markdownTree } from './markdown-tree-format';
+import type { ExportPage } from './page-file';
+import { assignPagePaths, compareCodePoints, hostDir } from './tree-paths';
+import { TreeWriter } from './tree-writer';
 
 export const EXPORT_REPORT_FILE = 'export-report.json';
 
@@ -32,7 +35,13 @@ export interface ExportOptions {
   /** Also write `chunks.jsonl`. @default false */
   chunks?: boolean;
   userAgent: string;
+  /**
+   * Hosts the SSRF guard may reach for images even on private or loopback addresses. The allowed
+   * hosts of the crawls behind the exported pages are added to these.
+   */
   allowHosts: readonly string[];
+  /** Called once, before any image is fetched, with the hosts taken from the crawls (not in `allowHosts`). */
+  onCrawlAllowHosts?: (hosts: readonly string[]) => void;
   /** Minimum gap between image requests to one origin. @default 1000 */
   assetDelayMs?: number;
   /** Largest image stored. @default 10 MiB */
@@ -59,12 +68,13 @@ export interface ExportSummary {
   hosts: string[];
   files: { written: number; unchanged: number; removed: number };
   assets: { linked: number; fetched: number; reused: number; refused: number; broken: number };
+  /** Hosts images were allowed from because the exported pages' crawls allowed them. */
+  allowHostsFromCrawls: string[];
   chunks?: number;
   elapsedMs: number;
 }
 
 const PAGE_BATCH = 100;
-const CHUNK_BATCH = 500;
 
 interface PageRow {
   id: string | number;
@@ -101,22 +111,52 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
   }
 
   const writer = await TreeWriter.open(options.out);
-  const assets =
-    options.assets === false
-      ? undefined
-      : await AssetStore.open(writer, db, {
-          userAgent: options.userAgent,
-          allowHosts: options.allowHosts,
-          delayMs: options.assetDelayMs ?? 1000,
-          maxAssetBytes: options.maxAssetBytes ?? 10 * 1024 * 1024,
-        });
+  let allowHostsFromCrawls: string[] = [];
+  let assets: AssetStore | undefined;
+  if (options.assets !== false) {
+    const given = new Set(options.allowHosts);
+    allowHostsFromCrawls = (await allowHostsOfCrawls(db, where, params)).filter((host) => !given.has(host));
+    if (allowHostsFromCrawls.length > 0) options.onCrawlAllowHosts?.(allowHostsFromCrawls);
+    assets = await AssetStore.open(writer, db, {
+      userAgent: options.userAgent,
+      allowHosts: [...options.allowHosts, ...allowHostsFromCrawls],
+      delayMs: options.assetDelayMs ?? 1000,
+      maxAssetBytes: options.maxAssetBytes ?? 10 * 1024 * 1024,
+    });
+  }
   const failures: ExportFailure[] = [];
-  const full = await ownFile(writer, 'llms-full.txt', failures);
-  const entries: LlmsEntry[] = [];
-  let linkedAssets = 0;
-  let lastHost: string | undefined;
-  let done = 0;
+  const attempt = async (file: string, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (error) {
+      failures.push({ file, error: (error as Error).message });
+    }
+  };
+  const run: ExportRun = {
+    db,
+    writer,
+    where,
+    params,
+    paths,
+    attempt,
+    ownFile: async (file) => {
+      try {
+        return await writer.stream(file);
+      } catch (error) {
+        failures.push({ file, error: (error as Error).message });
+        return { write: async () => {}, close: async () => {} };
+      }
+    },
+  };
+  // The formats, in the order each page reaches them: the tree first, so a page whose own file
+  // could not be written is in no list.
+  const tree = markdownTree({ assets, byLinkUrl });
+  const chunks = options.chunks ? chunksJsonl() : undefined;
+  const formats: ExportFormat[] = [tree, llmsTxt(), ...(chunks ? [chunks] : [])];
 
+  for (const format of formats) await format.begin?.(run);
+  const hosts = new Set<string>();
+  let done = 0;
   for (let offset = 0; offset < urlRows.length; offset += PAGE_BATCH) {
     const batch = urlRows.slice(offset, offset + PAGE_BATCH).map((row) => row.url);
     const { rows } = await db.query<PageRow>(
@@ -130,11 +170,10 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
       const page = toPage(row);
       const file = paths.get(page.url);
       if (file === undefined) continue;
+      const out: PageOut = { page, file, host: hostDir(page.url) };
       try {
-        const entry = await exportPage(page, file, { writer, assets, byLinkUrl, full, lastHost });
-        linkedAssets += entry.linkedAssets;
-        lastHost = entry.host;
-        entries.push(entry);
+        for (const format of formats) await format.page?.(out, run);
+        hosts.add(out.host);
         done += 1;
       } catch (error) {
         failures.push({ url: page.url, file, error: (error as Error).message });
@@ -143,18 +182,10 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
     }
     options.onProgress?.(Math.min(offset + PAGE_BATCH, urlRows.length), urlRows.length);
   }
-  await attempt('llms-full.txt', failures, () => full.close());
-  await attempt('llms.txt', failures, () => writer.write('llms.txt', renderLlmsTxt(entries)));
-
-  let chunkCount: number | undefined;
-  if (options.chunks) {
-    const chunks = await ownFile(writer, 'chunks.jsonl', failures);
-    chunkCount = await writeChunks(db, chunks, where, params, paths);
-    await attempt('chunks.jsonl', failures, () => chunks.close());
-  }
+  for (const format of formats) await format.finish?.(run);
 
   const problems = assets?.problems() ?? [];
-  if (assets) await attempt(ASSET_INDEX_FILE, failures, () => assets.finish());
+  if (assets) await attempt(ASSET_INDEX_FILE, () => assets.finish());
   // Stale files go before the report is written, so a removal refused is in it.
   await writer.removeStale([EXPORT_REPORT_FILE]);
   const report = {
@@ -174,16 +205,17 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
     pages: done,
     failures: failures.length,
     report: path.join(options.out, EXPORT_REPORT_FILE),
-    hosts: [...new Set(entries.map((entry) => entry.host))],
+    hosts: [...hosts],
     files: { ...writer.counts },
     assets: {
-      linked: linkedAssets,
+      linked: tree.linkedAssets,
       fetched: assets?.stats.fetched ?? 0,
       reused: assets?.stats.reused ?? 0,
       refused: problems.filter((p) => p.kind === 'refused').length,
       broken: problems.filter((p) => p.kind === 'broken').length,
     },
-    ...(chunkCount === undefined ? {} : { chunks: chunkCount }),
+    allowHostsFromCrawls,
+    ...(chunks === undefined ? {} : { chunks: chunks.count }),
     elapsedMs: Date.now() - started,
   };
 }
@@ -235,135 +267,4 @@ function toPage(row: PageRow): ExportPage {
     summary: row.summary,
     tags: row.tags ?? [],
   };
-}
-
-/**
- * `chunks.jsonl`: one JSON line per chunk in page and position order, the shape LangChain's and
- * LlamaIndex's JSON loaders read (`text` plus `metadata`), with the vector as pgvector prints it.
- */
-async function writeChunks(
-  db: Database,
-  out: StreamedFile,
-  where: string,
-  params: SqlParam[],
-  paths: Map<string, string>,
-): Promise<number> {
-  let count = 0;
-  let after: [string, number] = ['', -1];
-  for (;;) {
-    const at = params.length;
-    const { rows } = await db.query<{
-      url: string;
-      final_url: string;
-      title: string | null;
-      position: number;
-      chunk_hash: string;
-      heading_path: string[];
-      content: string;
-      token_count: number;
-      embedding: string | null;
-      embedding_model: string | null;
-    }>(
-      `SELECT p.url, p.final_url, p.title, c.position, c.chunk_hash, c.heading_path, c.content, c.token_count,
-              c.embedding::text AS embedding, c.embedding_model
-         FROM chunks c JOIN pages p ON p.id = c.page_id
-        WHERE ${where} AND (p.url, c.position) > ($${at + 1}, $${at + 2})
-        ORDER BY p.url, c.position LIMIT ${CHUNK_BATCH}`,
-      [...params, after[0], after[1]],
-    );
-    if (rows.length === 0) break;
-    for (const row of rows) {
-      const line = JSON.stringify({
-        id: `${row.url}#chunk-${row.position}`,
-        text: row.content,
-        metadata: {
-          url: row.final_url,
-          canonical_url: row.url,
-          title: row.title,
-          heading_path: row.heading_path,
-          position: row.position,
-          chunk_sha256: row.chunk_hash,
-          token_count: row.token_count,
-          file: paths.get(row.url) ?? null,
-          embedding_model: row.embedding_model,
-        },
-      });
-      // The vector goes in as pgvector's own text: valid JSON, and the same digits on every run.
-      await out.write(`${line.slice(0, -1)},"vector":${row.embedding ?? 'null'}}\n`);
-      count += 1;
-    }
-    const last = rows[rows.length - 1];
-    if (last) after = [last.url, last.position];
-  }
-  return count;
-}
-
-interface PageContext {
-  writer: TreeWriter;
-  assets: AssetStore | undefined;
-  byLinkUrl: Map<string, string>;
-  full: StreamedFile;
-  lastHost: string | undefined;
-}
-
-/** Writes one page's file and its part of llms-full.txt; its llms.txt entry is the result. */
-async function exportPage(
-  page: ExportPage,
-  file: string,
-  context: PageContext,
-): Promise<LlmsEntry & { linkedAssets: number }> {
-  const { writer, assets, byLinkUrl, full } = context;
-  const host = hostDir(page.url);
-  const imageFiles = new Map<string, string | undefined>();
-  if (assets) {
-    rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
-      if (target.image) imageFiles.set(target.url, undefined);
-      return undefined;
-    });
-    for (const url of imageFiles.keys()) imageFiles.set(url, await assets.place(url, host, file));
-  }
-  const body = rewriteMarkdownLinks(page.markdown, page.finalUrl, (target) => {
-    const at = target.url.indexOf('#');
-    const fragment = at === -1 ? '' : target.url.slice(at);
-    if (target.image) {
-      const asset = imageFiles.get(target.url);
-      return asset === undefined ? undefined : relativeLink(file, asset);
-    }
-    const canonical = canonicalizeUrl(target.url);
-    const linked = canonical === null ? undefined : byLinkUrl.get(canonical);
-    return linked === undefined ? undefined : relativeLink(file, linked, fragment);
-  });
-  await writer.write(file, renderPageFile(page, body));
-  const title = page.title ?? page.url;
-  // After the page's own file: a page that failed has no section (llms-full.txt lists written files).
-  if (host !== context.lastHost) await full.write(`${context.lastHost === undefined ? '' : '\n'}# ${host}\n`);
-  await full.write(llmsFullSection({ title, url: page.finalUrl, file }, page.markdown));
-  const description = typeof page.metadata?.description === 'string' ? page.metadata.description : null;
-  return {
-    host,
-    file,
-    url: page.finalUrl,
-    title,
-    note: oneLine(page.summary) ?? oneLine(description),
-    about: oneLine(description) ?? oneLine(page.summary),
-    linkedAssets: [...imageFiles.values()].filter(Boolean).length,
-  };
-}
-
-/** A file of the export's own; if it cannot be opened, a failure is recorded and writes go nowhere. */
-async function ownFile(writer: TreeWriter, file: string, failures: ExportFailure[]): Promise<StreamedFile> {
-  try {
-    return await writer.stream(file);
-  } catch (error) {
-    failures.push({ file, error: (error as Error).message });
-    return { write: async () => {}, close: async () => {} };
-  }
-}
-
-async function attempt(file: string, failures: ExportFailure[], work: () => Promise<void>): Promise<void> {
-  try {
-    await work();
-  } catch (error) {
-    failures.push({ file, error: (error as Error).message });
-  }
 }
