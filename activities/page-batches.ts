@@ -12,40 +12,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database } from '../db/database';
 import { withHeartbeat } from './heartbeat';
-import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
-
-export interface ProcessPagesContentInput {
-  crawlId: string;
-  /** The batch's workflow id: it owns the pages it claims. */
-  batchId: string;
-  /** At most a few dozen page ids (one batch), no repeats. */
-  pageIds: number[];
-}
-
-/** One page's part of a batch: counts and flags only. */
-export type PageContentOutcome = { pageId: number } & (
-  | ({ claimed: true } & ProcessPageContentResult)
-  /** Claimed by another batch of this crawl (the page was reached through another URL too). */
-  | { claimed: false }
-  /**
-   * The page failed for good (bad input, a thread that ran out of memory, or `extract-timeout`: its
-   * analysis ran past the page's deadline): this page only.
-   */
-  | { claimed: true; error: string }
-);
-
-export interface ProcessPagesContentResult {
-  pages: PageContentOutcome[];
-}
-
-export interface SummarizePagesInput {
-  pageIds: number[];
-}
-
-export interface SummarizePagesResult {
-  /** Pages whose summary failed for good, with why; every other page is summarised (or needed none). */
-  errors: Array<{ pageId: number; error: string }>;
-}
+import type {
+  PageContentOutcome,
+  ProcessPageContentInput,
+  ProcessPageContentResult,
+  ProcessPagesContentInput,
+  ProcessPagesContentResult,
+  SummarizePagesInput,
+  SummarizePagesResult,
+} from './types';
 
 export interface PageBatchDeps {
   db: Database;

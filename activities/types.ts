@@ -2,18 +2,12 @@
  * Inputs and results of every activity: small and serialisable (ids, URLs, hashes, counts).
  * Workflows import this file as types only.
  */
+
+import type { CrawlSummary } from '../domain/crawl-messages';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import type { RequestPacing, ResponseEnd } from '../domain/politeness/request-pacing';
 import type { PageChange } from '../domain/revisit';
-import type { CrawlSummary } from '../workflows/messages';
 import type { EmbedPageInput, EmbedPageResult, EmbedPagesInput, EmbedPagesResult } from './embed-chunks';
-import type {
-  PageContentOutcome,
-  ProcessPagesContentInput,
-  ProcessPagesContentResult,
-  SummarizePagesInput,
-  SummarizePagesResult,
-} from './page-batches';
 import type { LlmPassInput, LlmPassResult } from './summarize-llm';
 import type { SummarizePageInput, SummarizePageResult } from './summarize-offline';
 
@@ -183,18 +177,47 @@ export interface ProcessPageContentResult {
   duplicate?: boolean;
 }
 
+/** A batch of one origin's pages after their fetch (activities/page-batches.ts). */
+export interface ProcessPagesContentInput {
+  crawlId: string;
+  /** The batch's workflow id: it owns the pages it claims. */
+  batchId: string;
+  /** At most a few dozen page ids (one batch), no repeats. */
+  pageIds: number[];
+}
+
+/** One page's part of a batch: counts and flags only. */
+export type PageContentOutcome = { pageId: number } & (
+  | ({ claimed: true } & ProcessPageContentResult)
+  /** Claimed by another batch of this crawl (the page was reached through another URL too). */
+  | { claimed: false }
+  /**
+   * The page failed for good (bad input, a thread that ran out of memory, or `extract-timeout`: its
+   * analysis ran past the page's deadline): this page only.
+   */
+  | { claimed: true; error: string }
+);
+
+export interface ProcessPagesContentResult {
+  pages: PageContentOutcome[];
+}
+
+export interface SummarizePagesInput {
+  pageIds: number[];
+}
+
+export interface SummarizePagesResult {
+  /** Pages whose summary failed for good, with why; every other page is summarised (or needed none). */
+  errors: Array<{ pageId: number; error: string }>;
+}
+
 export type {
   EmbedPageInput,
   EmbedPageResult,
   EmbedPagesInput,
   EmbedPagesResult,
-  PageContentOutcome,
-  ProcessPagesContentInput,
-  ProcessPagesContentResult,
   SummarizePageInput,
   SummarizePageResult,
-  SummarizePagesInput,
-  SummarizePagesResult,
 };
 
 export interface IngestSitemapsInput {
