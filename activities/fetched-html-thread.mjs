@@ -1,10 +1,11 @@
-// Entry of a fetched-HTML worker thread (see page-analysis-pool.ts). Worker threads do not inherit
-// the parent's TypeScript loader, so the thread registers tsx itself before importing TypeScript.
-import { register } from 'tsx/esm/api';
+// Entry of a fetched-HTML worker thread (see page-analysis-pool.ts): the TypeScript body comes
+// compiled or through tsx (infra/thread-body.mjs).
+import { importThreadBody } from '../infra/thread-body.mjs';
 
-register();
-const { readFetchedHtml, renderAssessment } = await import('./fetched-html.ts');
-const { markTaskStarted } = await import('./thread-deadline.ts');
+const { readFetchedHtml, renderAssessment } = await importThreadBody(
+  new URL('./fetched-html.ts', import.meta.url),
+);
+const { markTaskStarted } = await importThreadBody(new URL('./thread-deadline.ts', import.meta.url));
 
 export default function readFetchedHtmlTask(task) {
   markTaskStarted(task);

@@ -1,10 +1,11 @@
-// Entry of a page-analysis worker thread. Worker threads do not inherit the parent's TypeScript
-// loader, so the thread registers tsx itself before importing the TypeScript module.
-import { register } from 'tsx/esm/api';
+// Entry of a page-analysis worker thread: the TypeScript body comes compiled or through tsx
+// (infra/thread-body.mjs).
+import { importThreadBody } from '../infra/thread-body.mjs';
 
-register();
-const { analysePage, prepareAnalysis } = await import('./page-analysis.ts');
-const { markTaskStarted } = await import('./thread-deadline.ts');
+const { analysePage, prepareAnalysis } = await importThreadBody(
+  new URL('./page-analysis.ts', import.meta.url),
+);
+const { markTaskStarted } = await importThreadBody(new URL('./thread-deadline.ts', import.meta.url));
 
 /** The deadline runs from here: the thread's one-time setup (the tokenizer) is not the page's cost. */
 export default async function analysePageTask(task) {

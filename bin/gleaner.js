@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so there is no build step between a clone and a crawl.
-// `gleaner search` starts from the compiled CLI in dist/cli/ (scripts/build-cli.ts, run by setup)
-// when that build is current: transpiling through tsx cost a cold search ~0.5 s of CPU.
+// Starts the CLI from its compiled build in dist/cli/ (scripts/build-cli.ts, run by setup) when that
+// build is current: going through tsx's loader cost every command ~0.5-1 s of CPU before it did
+// anything. With a missing or stale build (a source edited since), or GLEANER_NO_BUILD=1, it runs the
+// TypeScript sources through tsx, so an edit never needs a build step to take effect.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { currentBuild } from './current-build.js';
@@ -19,10 +20,6 @@ const QUIET_COMMANDS = new Set([
   'robots',
   'extract',
 ]);
-// Commands run from the compiled CLI when it is current. Only `search` for now: it is the one a
-// person waits on over and over, and its tests run it this way.
-const COMPILED_COMMANDS = new Set(['search']);
-
 const verbose = process.argv.includes('--verbose');
 if (verbose) process.argv = process.argv.filter((arg) => arg !== '--verbose');
 if (
@@ -38,14 +35,14 @@ if (
   );
 }
 
-// GLEANER_NO_BUILD=1 always runs the sources.
-const compiled =
-  COMPILED_COMMANDS.has(process.argv[2]) && process.env.GLEANER_NO_BUILD !== '1' ? currentBuild() : undefined;
+const compiled = process.env.GLEANER_NO_BUILD === '1' ? undefined : currentBuild();
 if (compiled) {
-  // Worker threads started by the compiled CLI (embed/embedder-thread-entry.mjs) load from the same build.
+  // Worker threads load their bodies from the same build (infra/thread-body.mjs).
   process.env.GLEANER_CLI_DIST = path.dirname(compiled);
   await import(pathToFileURL(compiled).href);
 } else {
+  // Set by a compiled gleaner that started this one: its threads would load that build.
+  delete process.env.GLEANER_CLI_DIST;
   const { register } = await import('tsx/esm/api');
   register();
   await import('../cli/main.ts');

@@ -11,14 +11,18 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `gleaner <args>` to completion. `env` replaces the gleaner-relevant variables entirely. */
+/**
+ * Runs `gleaner <args>` to completion. `env` replaces the gleaner-relevant variables entirely; `bin`
+ * names another checkout's bin/gleaner.js.
+ */
 export function runGleaner(
   args: string[],
   env: Record<string, string | undefined> = {},
   timeoutMs = 300_000,
+  bin = GLEANER_BIN,
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnGleaner(args, env);
+    const child = spawnGleaner(args, env, bin);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (chunk) => {
@@ -38,15 +42,26 @@ export function runGleaner(
   });
 }
 
-export function spawnGleaner(args: string[], env: Record<string, string | undefined> = {}): ChildProcess {
+export function spawnGleaner(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  bin = GLEANER_BIN,
+): ChildProcess {
   const base = { ...process.env };
-  for (const key of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'DATABASE_URL', 'GLEANER_HOME'])
+  // GLEANER_CLI_DIST too: set by a compiled gleaner, it would point this one's threads at that build.
+  for (const key of [
+    'TEMPORAL_ADDRESS',
+    'TEMPORAL_NAMESPACE',
+    'DATABASE_URL',
+    'GLEANER_HOME',
+    'GLEANER_CLI_DIST',
+  ])
     delete base[key];
   const merged: Record<string, string> = {};
   for (const [key, value] of Object.entries({ ...base, GLEANER_LOG_LEVEL: 'warn', ...env })) {
     if (value !== undefined) merged[key] = value;
   }
-  return spawn(process.execPath, [GLEANER_BIN, ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [bin, ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** User-facing errors are one line with no stack trace. */

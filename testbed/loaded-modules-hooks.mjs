@@ -1,0 +1,13 @@
+// Module hooks (run on Node's hooks thread): append every loaded module's URL to a file.
+import { appendFileSync } from 'node:fs';
+
+let file;
+
+export function initialize(data) {
+  file = data.file;
+}
+
+export async function load(url, context, nextLoad) {
+  if (file) appendFileSync(file, `${url}\n`);
+  return nextLoad(url, context);
+}
