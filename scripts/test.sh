@@ -8,6 +8,6 @@ bash scripts/setup.sh
 echo "[test] typecheck"
 npx tsc --noEmit -p tsconfig.json
 echo "[test] lint and format"
-npx biome check .
+npm run lint
 echo "[test] vitest"
 npx vitest run "$@"
