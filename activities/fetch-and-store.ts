@@ -13,7 +13,6 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { isCrawlable } from '../domain/crawlable';
 import type { LinkExtraction } from '../domain/links';
-import { pacingWaitMs, type RequestPacing } from '../domain/politeness/request-pacing';
 import type { FetchTier } from '../domain/render-decision';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import type { ScopePredicate } from '../domain/scope';
@@ -21,9 +20,11 @@ import { canonicalizeUrl, originOf } from '../domain/url';
 import { observeFetch } from '../infra/metrics';
 import type { FetchedHtml } from './fetched-html';
 import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
+import { withHeartbeat } from './heartbeat';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 import { type PageTaskOptions, readFetchedHtmlInThread } from './page-analysis-pool';
+import { waitForHandoff } from './politeness-wait';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
@@ -34,7 +35,8 @@ import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult } from './t
 
 const gzipAsync = promisify(gzip);
 
-const HEARTBEAT_INTERVAL_MS = 2_000;
+/** A fetch beats every 2 s: its heartbeat timeout (10 s) is short, so a lost worker is noticed soon. */
+const HEARTBEAT = { intervalMs: 2_000 };
 /** Attempts at one URL when the server or the network fails (refused, timeout, 429, 5xx). */
 export const HTTP_ATTEMPTS = 3;
 
@@ -51,10 +53,13 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
     const context = Context.current();
     const startedAtMs = processClockMs();
-    // No heartbeat up front: the heartbeat timeout runs from the activity's start anyway, and most
-    // fetches end well inside one interval, so each skipped beat is one server write less per page.
-    const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
-    try {
+    const waitForGap = (pacing: NonNullable<FetchAndStoreInput['pacing']>) =>
+      waitForHandoff(pacing, { startedAtMs, firstAttempt: context.info.attempt === 1 }, (ms) =>
+        context.sleep(ms),
+      );
+    // No heartbeat up front (withHeartbeat): most fetches end well inside one interval, so each
+    // skipped beat is one server write less per page.
+    return withHeartbeat(async () => {
       const origin = originOf(input.url);
       // With robots.txt cached, the verdict and the stored page are read before the politeness wait,
       // so the request leaves as the gap ends (reading them after cost ~25 ms a lap on a busy loop).
@@ -62,7 +67,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       let pacedMs: number | undefined;
       let verdict = await robots.cachedVerdict(input.url, origin, input.spec.userAgent);
       if (!verdict) {
-        pacedMs = input.pacing ? await waitForGap(context, input.pacing, startedAtMs) : undefined;
+        pacedMs = input.pacing ? await waitForGap(input.pacing) : undefined;
         verdict = await robots.check(input.url, origin, {
           userAgent: input.spec.userAgent,
           allowHosts: input.spec.allowHosts,
@@ -72,8 +77,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       // A known page is asked conditionally: an unchanged one answers 304 and costs nothing more.
       const known = await loadKnownPage(db, input.url);
-      if (pacedMs === undefined && input.pacing)
-        pacedMs = await waitForGap(context, input.pacing, startedAtMs);
+      if (pacedMs === undefined && input.pacing) pacedMs = await waitForGap(input.pacing);
       // Each redirect hop is a request to a URL of its own, so its origin's robots.txt rules it too
       // (RFC 9309 §2.2.2 leaves redirects to the crawler; following into a disallowed path is not polite).
       let refusedHop: { url: string; verdict: RobotsVerdict } | undefined;
@@ -123,35 +127,13 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         responseEnded,
         ...(pacedMs === undefined ? {} : { pacedMs: Math.round(pacedMs) }),
       };
-    } finally {
-      clearInterval(beat);
-    }
+    }, HEARTBEAT);
   };
 }
 
 /** Time since the last response of a fetch ended, on this machine's clock. */
 function msSince(timings: FetchPageResult['timings']): number {
   return Math.max(0, Date.now() - (timings.startedAtMs + timings.totalMs));
-}
-
-/**
- * Waits out the part of the politeness gap the workflow left to this activity, as late as possible
- * before the request. Re-checked after each sleep: a timer may fire a little before its time.
- * Returns how long it waited.
- */
-async function waitForGap(context: Context, pacing: RequestPacing, startedAtMs: number): Promise<number> {
-  const firstAttempt = context.info.attempt === 1;
-  const waitStartMs = processClockMs();
-  for (;;) {
-    const waitMs = pacingWaitMs(pacing, {
-      clockId: PROCESS_CLOCK_ID,
-      startedAtMs,
-      nowMs: processClockMs(),
-      firstAttempt,
-    });
-    if (waitMs <= 0) return processClockMs() - waitStartMs;
-    await context.sleep(Math.ceil(waitMs));
-  }
 }
 
 export async function robotsBlocked(

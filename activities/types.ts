@@ -26,7 +26,7 @@ export type FetchSpec = Pick<
   | 'maxRedirects'
 > &
   // delayMs: the render activity keeps the origin's gap between a page's own requests (absent in
-  // inputs scheduled before it was passed: then only Crawl-delay applies there).
+  // inputs scheduled before it was passed: then the spec's default delay applies, `originGapMs`).
   Partial<Pick<CrawlSpec, 'bodyTimeoutMs' | 'delayMs'>>;
 
 export interface FetchAndStoreInput {

@@ -8,9 +8,11 @@
 
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../../db/database';
+import { originGapMs } from '../../domain/politeness/gap';
 import type { ScopePredicate } from '../../domain/scope';
 import { originOf } from '../../domain/url';
 import { robotsBlocked, store } from '../fetch-and-store';
+import { withHeartbeat } from '../heartbeat';
 import { BlockedUrlError } from '../http/errors';
 import type { FetchOk } from '../http/fetch-result';
 import { checkUrl, type Resolver } from '../http/ssrf-guard';
@@ -24,7 +26,8 @@ import { BrowserPool, type BrowserPoolOptions, BrowserUnavailableError } from '.
 import { NavigationRefusedError, type RenderedPage, renderPage } from './render-page';
 import { SubresourceCache } from './subresource-cache';
 
-const HEARTBEAT_INTERVAL_MS = 2_000;
+/** A render beats every 2 s, like a fetch (its heartbeat timeout is 10 s). */
+const HEARTBEAT = { intervalMs: 2_000 };
 
 /** Time left at the end of a render's navigation deadline for what was already requested to arrive. */
 const SEND_MARGIN_MS = 5_000;
@@ -66,8 +69,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
 
   return async function renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult> {
     const context = Context.current();
-    const beat = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
-    try {
+    return withHeartbeat(async () => {
       const origin = originOf(input.url);
       const verdict = await robots.check(input.url, origin, {
         userAgent: input.spec.userAgent,
@@ -104,9 +106,10 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
         },
         true,
       );
-      const minGapMs = Math.max(
-        input.spec.delayMs ?? 0,
-        robots.crawlDelayMs(robotsRecord, input.spec.userAgent) ?? 0,
+      // An input scheduled before it carried delayMs is owed the spec's default delay, not nothing.
+      const minGapMs = originGapMs(
+        input.spec.delayMs,
+        robots.crawlDelayMs(robotsRecord, input.spec.userAgent),
       );
       const navigationTimeoutMs = input.spec.bodyTimeoutMs ?? 30_000;
       let rendered: RenderedPage;
@@ -157,9 +160,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
       );
       const responseEndedMs = rendered.startedAtMs + rendered.totalMs;
       return { ...result, msSinceResponse: Math.max(0, Date.now() - responseEndedMs) };
-    } finally {
-      clearInterval(beat);
-    }
+    }, HEARTBEAT);
   };
 
   async function storeRendered(

@@ -1,0 +1,81 @@
+/**
+ * The politeness wait outside workflows: every request an activity (or the exporter) sends to an
+ * origin first waits here for what the origin is still owed.
+ *  - The fetch activity waits the last stretch of the gap the origin workflow's timer handed it
+ *    (`waitForHandoff`, arithmetic in `domain/politeness/request-pacing.ts`).
+ *  - A sender of several requests of its own — a sitemap read, a rendered page's subresources, an
+ *    export's images — keeps the origin's gap (`domain/politeness/gap.ts`) from the end of its last
+ *    response there to its next request (`RequestSpacing`). Its first request does not wait: the
+ *    origin workflow waited the gap before it started the activity, or nothing preceded it.
+ * Measured on this process's monotonic clock (a wall clock may step), and measured again after each
+ * sleep: a timer may fire a little before its time.
+ */
+import { setTimeout as sleepTimer } from 'node:timers/promises';
+import { gapLeftMs } from '../domain/politeness/gap';
+import { pacingWaitMs, type RequestPacing } from '../domain/politeness/request-pacing';
+import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
+
+/** Sleeps `ms` and rejects once cancelled: an activity's `Context.sleep`, or `abortableSleep`. */
+export type Sleep = (ms: number) => Promise<void>;
+
+/** A timer that rejects when `signal` aborts (a cancelled activity stops waiting at once). */
+export function abortableSleep(signal?: AbortSignal): Sleep {
+  return (ms) => sleepTimer(ms, undefined, signal ? { signal } : undefined);
+}
+
+/** Sleeps until `leftMs(now)` is ≤ 0 on the process clock; returns how long that took. */
+export async function waitOut(leftMs: (nowMs: number) => number, sleep: Sleep): Promise<number> {
+  const startMs = processClockMs();
+  for (;;) {
+    const waitMs = leftMs(processClockMs());
+    if (waitMs <= 0) return processClockMs() - startMs;
+    await sleep(Math.ceil(waitMs));
+  }
+}
+
+/**
+ * The fetch activity's wait, as late as possible before its request: the part of the gap the
+ * workflow left to it. `startedAtMs` is the activity's start on the process clock; a retry
+ * (`firstAttempt` false) waits the whole gap from it. Returns how long it waited.
+ */
+export function waitForHandoff(
+  pacing: RequestPacing,
+  attempt: { startedAtMs: number; firstAttempt: boolean },
+  sleep: Sleep,
+): Promise<number> {
+  return waitOut(
+    (nowMs) =>
+      pacingWaitMs(pacing, {
+        clockId: PROCESS_CLOCK_ID,
+        startedAtMs: attempt.startedAtMs,
+        nowMs,
+        firstAttempt: attempt.firstAttempt,
+      }),
+    sleep,
+  );
+}
+
+/**
+ * The gap between the requests one sender makes itself, per origin: `wait` before each request,
+ * `ended` as its response ends (or fails). One request at a time per origin is the caller's part.
+ */
+export class RequestSpacing {
+  private readonly lastEndedMs = new Map<string, number>();
+
+  constructor(private readonly sleep: Sleep) {}
+
+  /** What is left of `gapMs` now since `origin`'s last response ended; ≤ 0 when nothing is. */
+  leftMs(origin: string, gapMs: number): number {
+    return gapLeftMs(gapMs, this.lastEndedMs.get(origin), processClockMs());
+  }
+
+  /** Waits until `gapMs` has passed since `origin`'s last response ended; returns how long it waited. */
+  wait(origin: string, gapMs: number): Promise<number> {
+    return waitOut((nowMs) => gapLeftMs(gapMs, this.lastEndedMs.get(origin), nowMs), this.sleep);
+  }
+
+  /** A response from `origin` ended now (or its request failed): the gap runs from here. */
+  ended(origin: string): void {
+    this.lastEndedMs.set(origin, processClockMs());
+  }
+}
