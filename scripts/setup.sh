@@ -146,7 +146,7 @@ setup_npm() {
   fi
 }
 
-# The compiled CLI (dist/cli/, scripts/build-cli.ts): `gleaner search` starts from it without tsx's
+# The compiled CLI (dist/cli/, scripts/build-cli.ts): every command starts from it without tsx's
 # transpiling. Rebuilt only when a source it was built from changed; bin/gleaner.js falls back to tsx
 # whenever it is stale, so skipping this step costs speed, never correctness.
 setup_cli_build() {
@@ -156,6 +156,34 @@ setup_cli_build() {
     (cd "$ROOT" && node --import tsx scripts/build-cli.ts | sed 's/^/[setup] /') ||
       die "building the compiled CLI failed (see above); gleaner still runs from the sources through tsx"
   fi
+}
+
+# `gleaner` on the PATH: a symlink to bin/gleaner.js, so a person types `gleaner search …` and pays no
+# npx start-up (npm's own ~1 s before gleaner starts). As root in /usr/local/bin; as another user in
+# ~/.local/bin (Debian's and most distributions' login shells put it on the PATH once it exists).
+# GLEANER_LINK_DIR names another folder, GLEANER_LINK_DIR=none skips the link. A file of another
+# program there is never replaced; a link to another checkout's gleaner is moved here, and said so.
+setup_link() {
+  local dir="${GLEANER_LINK_DIR:-}"
+  if [ -z "$dir" ]; then
+    if [ "$(id -u)" = 0 ]; then dir=/usr/local/bin; else dir="${HOME:?}/.local/bin"; fi
+  fi
+  [ "$dir" = none ] && return
+  local link="$dir/gleaner" target="$ROOT/bin/gleaner.js"
+  if [ -L "$link" ] && [ "$(readlink "$link")" = "$target" ]; then
+    log "gleaner on the PATH: $link -> $target"
+  elif [ -e "$link" ] && [ ! -L "$link" ]; then
+    log "WARNING: $link exists and is not gleaner's link: left alone; run gleaner as node $target (or set GLEANER_LINK_DIR)"
+    return
+  else
+    if [ -L "$link" ]; then log "moving $link from $(readlink "$link") to this checkout"; fi
+    mkdir -p "$dir" && ln -sfn "$target" "$link" || die "could not link $link (set GLEANER_LINK_DIR to a folder you can write, or GLEANER_LINK_DIR=none)"
+    log "gleaner on the PATH: $link -> $target"
+  fi
+  case ":$PATH:" in
+  *":$dir:"*) ;;
+  *) log "note: $dir is not on this shell's PATH: add it (export PATH=\"$dir:\$PATH\") or run node $target" ;;
+  esac
 }
 
 setup_temporal() {
@@ -369,6 +397,7 @@ main() {
   check_arch
   setup_npm
   setup_cli_build
+  setup_link
   setup_temporal
   setup_postgres
   setup_model
