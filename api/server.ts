@@ -139,7 +139,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
-  registerScheduleRoutes(app, { temporal: deps.temporal });
+  registerScheduleRoutes(app, { db: deps.db, temporal: deps.temporal });
   registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal, metrics });
   app.get('/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();

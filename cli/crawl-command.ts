@@ -1,88 +1,32 @@
 /** `gleaner crawl <url...>`: validate, start `crawlWorkflow`, optionally wait with progress. */
-import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { type CrawlSpec, type CrawlSpecInput, parseCrawlSpec } from '../domain/crawl-spec';
 import { QUEUE_KINDS } from '../domain/temporal-names';
-import { canonicalizeUrl } from '../domain/url';
 import { gleanerHome } from '../infra/gleaner-home';
 import { llmApiKeyFromEnv } from '../infra/llm-api-key';
 import { LOG_FILE } from '../infra/logger';
 import type { Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import type { CrawlSummary } from '../workflows/messages';
+import { type CrawlFlags, specFromFlags } from './crawl-flags';
 import { type FailureGroup, failuresByReason, formatFailures } from './crawl-report';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
 import { inProcessWorkers } from './local-workers';
 import { watchProgress } from './progress';
 
-export interface CrawlCommandOptions {
-  maxPages?: number;
-  maxDepth?: number;
-  scope?: string;
-  domain?: string[];
-  includePrefix?: string[];
-  exclude?: string[];
-  delayMs?: number;
-  maxRps?: number;
-  perOriginConcurrency?: number;
-  frontierMaxUrls?: number;
-  userAgent?: string;
-  allowHost?: string[];
-  maxBodyBytes?: number;
-  render?: string;
-  onlyDue?: boolean;
-  llmUrl?: string;
+export interface CrawlCommandOptions extends CrawlFlags {
   llmModel?: string;
   /** Visible in `ps`: prefer `llmApiKeyFile` or GLEANER_LLM_API_KEY. */
   llmApiKey?: string;
   /** A file whose first line is the LLM endpoint's key (sets GLEANER_LLM_API_KEY_FILE). */
   llmApiKeyFile?: string;
-  crawlId?: string;
   wait?: boolean;
   json?: boolean;
   localWorkers?: boolean;
 }
 
-export function newCrawlId(): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
-  return `${stamp}-${randomBytes(3).toString('hex')}`;
-}
-
-export function buildSpec(urls: string[], options: CrawlCommandOptions): CrawlSpec {
-  for (const url of urls) {
-    if (!canonicalizeUrl(url)) throw new UsageError(`not a valid http(s) URL: ${url}`);
-  }
-  const input: CrawlSpecInput = {
-    crawlId: options.crawlId ?? newCrawlId(),
-    seeds: urls,
-    ...(options.maxPages !== undefined ? { maxPages: options.maxPages } : {}),
-    ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
-    ...(options.scope !== undefined ? { scope: options.scope as CrawlSpec['scope'] } : {}),
-    ...(options.domain ? { domains: options.domain } : {}),
-    ...(options.includePrefix ? { includePrefixes: options.includePrefix } : {}),
-    ...(options.exclude ? { exclude: options.exclude } : {}),
-    ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
-    ...(options.maxRps !== undefined ? { maxRequestsPerSecond: options.maxRps } : {}),
-    ...(options.perOriginConcurrency !== undefined
-      ? { perOriginConcurrency: options.perOriginConcurrency }
-      : {}),
-    ...(options.frontierMaxUrls !== undefined ? { frontierMaxUrls: options.frontierMaxUrls } : {}),
-    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
-    ...(options.allowHost ? { allowHosts: options.allowHost } : {}),
-    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
-    ...(options.render !== undefined ? { render: options.render as CrawlSpec['render'] } : {}),
-    ...(options.onlyDue ? { onlyDue: true } : {}),
-    ...(options.llmUrl || process.env.GLEANER_LLM_URL ? { llmSummaries: true } : {}),
-  };
-  if (input.scope === 'domains' && (input.domains ?? []).length === 0) {
-    throw new UsageError('--scope domains needs at least one --domain');
-  }
-  return parseCrawlSpec(input);
-}
-
 export async function runCrawlCommand(urls: string[], options: CrawlCommandOptions): Promise<void> {
-  const spec = buildSpec(urls, options);
+  const spec = specFromFlags(urls, options);
   applyLlmOptions(options);
   const configured = Boolean(process.env.TEMPORAL_ADDRESS);
   // With TEMPORAL_ADDRESS set the workers run elsewhere unless --local-workers asks for them here;
@@ -99,7 +43,8 @@ export async function runCrawlCommand(urls: string[], options: CrawlCommandOptio
         'note: the embedded default runs its workers in this process, so the crawl runs to the end here\n',
       );
     }
-    const { handle, workflowId, resumed } = await startCrawl(runtime.client, runtime.db, spec, {
+    const { handle, workflowId, resumed } = await startCrawl(runtime.client, runtime.db, {
+      spec,
       resumeOpen: true,
     }).catch((error: unknown) => {
       if (error instanceof CrawlIdTakenError) throw new UsageError(error.message);

@@ -1,43 +1,46 @@
 /**
  * `gleaner schedule create|list|describe|pause|unpause|trigger|delete`: recrawls on Temporal
  * Schedules. `create` takes every option of `gleaner crawl` that shapes the crawl (they are copied
- * from that command, and the spec is built by the same `buildSpec`), so a scheduled crawl is
- * exactly the crawl the same flags would start by hand.
+ * from that command, and the spec is built from them by the same cli/crawl-flags.ts), so a
+ * scheduled crawl is exactly the crawl the same flags would start by hand.
+ *
+ * On the embedded default every subcommand works without `gleaner dev`: it brings up the embedded
+ * Temporal with its state under GLEANER_HOME for the moment it needs it (schedules live there),
+ * and `trigger` runs the crawl's workers here and follows it to its end, as `gleaner crawl` does.
  */
 import { randomBytes } from 'node:crypto';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { readLock } from '../db/pglite-database';
 import { InvalidCrawlSpecError } from '../domain/crawl-spec';
 import {
-  checkScheduleId,
-  defaultScheduleId,
+  buildScheduleRequest,
   InvalidScheduleError,
   OVERLAP_NAMES,
   type OverlapName,
-  parseCadence,
   parseDurationMs,
 } from '../domain/schedule-spec';
+import { QUEUE_KINDS } from '../domain/temporal-names';
 import {
+  type CreateScheduleRequest,
   createCrawlSchedule,
   deleteCrawlSchedule,
   describeCrawlSchedule,
   listCrawlSchedules,
   pauseCrawlSchedule,
   type ScheduleDetails,
-  type ScheduledCrawlSpec,
-  triggerCrawlSchedule,
+  ScheduleExists,
+  ScheduleNotFound,
+  TriggerSkipped,
   unpauseCrawlSchedule,
 } from '../infra/crawl-schedules';
 import { gleanerHome } from '../infra/gleaner-home';
-import type { Runtime } from '../infra/runtime';
-import type { CrawlSummary } from '../workflows/messages';
-import { buildSpec, type CrawlCommandOptions, interrupted, printSummary } from './crawl-command';
-import { failuresByReason } from './crawl-report';
-import { CrawlFailedError, InterruptedError, UsageError } from './errors';
-import { watchProgress } from './progress';
+import type { Runtime, RuntimeOptions } from '../infra/runtime';
+import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
+import { type CrawlFlags, scheduledSpecFromFlags, usageErrorOf } from './crawl-flags';
+import { CrawlFailedError, UsageError } from './errors';
+import { inProcessWorkers } from './local-workers';
 
 /** Options of `gleaner crawl` about this process or one crawl's identity, not the crawl spec. */
-const NOT_SPEC_OPTIONS = new Set(['--wait', '--json', '--no-local-workers', '--crawl-id']);
+const NOT_SPEC_OPTIONS = new Set(['--wait', '--json', '--local-workers', '--no-local-workers', '--crawl-id']);
 
 function durationOption(flag: string) {
   return (value: string): string => {
@@ -109,7 +112,7 @@ export function registerScheduleCommand(program: Command): void {
     .argument('<id>')
     .option('--note <text>', 'why (shown by describe and in Temporal Web)')
     .action(async (id: string, options: { note?: string }) =>
-      withClient(false, async (runtime) => {
+      withRuntime({}, async (runtime) => {
         await pauseCrawlSchedule(runtime.client, id, options.note);
         process.stderr.write(`schedule ${id} paused\n`);
       }),
@@ -121,9 +124,10 @@ export function registerScheduleCommand(program: Command): void {
     .argument('<id>')
     .option('--note <text>', 'why (shown by describe and in Temporal Web)')
     .action(async (id: string, options: { note?: string }) =>
-      withClient(true, async (runtime) => {
+      withRuntime({}, async (runtime) => {
         await unpauseCrawlSchedule(runtime.client, id, options.note);
-        process.stderr.write(`schedule ${id} unpaused\n`);
+        const details = await describeCrawlSchedule(runtime.client, id);
+        process.stderr.write(`schedule ${id} unpaused; ${whenItFires(runtime, details)}\n`);
       }),
     );
 
@@ -137,8 +141,13 @@ export function registerScheduleCommand(program: Command): void {
         "when a crawl of it still runs (default: the schedule's policy)",
       ).choices(OVERLAP_NAMES),
     )
-    .option('--wait', 'block until the crawl finishes, showing progress')
+    .option(
+      '--wait',
+      'block until the crawl finishes, showing progress (always so on the embedded default: its workers run here)',
+    )
     .option('--json', 'print JSON: the crawl summary with --wait, else the started crawl id')
+    .option('--local-workers', 'run workers in this process even with TEMPORAL_ADDRESS set')
+    .option('--no-local-workers', 'do not run workers in this process (they run elsewhere)')
     .action(async (id: string, options: TriggerOptions) => runTrigger(id, options));
 
   schedule
@@ -146,14 +155,15 @@ export function registerScheduleCommand(program: Command): void {
     .description('delete a schedule (crawls it started are kept)')
     .argument('<id>')
     .action(async (id: string) =>
-      withClient(false, async (runtime) => {
+      withRuntime({}, async (runtime) => {
         await deleteCrawlSchedule(runtime.client, id);
         process.stderr.write(`schedule ${id} deleted\n`);
       }),
     );
 }
 
-interface CreateOptions extends CrawlCommandOptions {
+interface CreateOptions extends CrawlFlags {
+  json?: boolean;
   every?: string;
   cron?: string;
   id?: string;
@@ -168,41 +178,34 @@ interface TriggerOptions {
   overlap?: OverlapName;
   wait?: boolean;
   json?: boolean;
+  localWorkers?: boolean;
 }
 
 /** Problems with the user's input become one-line usage errors (exit 2). */
 function asUsage(error: unknown): never {
-  if (error instanceof InvalidScheduleError || error instanceof InvalidCrawlSpecError) {
+  if (error instanceof InvalidCrawlSpecError) throw usageErrorOf(error);
+  if (
+    error instanceof InvalidScheduleError ||
+    error instanceof ScheduleNotFound ||
+    error instanceof ScheduleExists ||
+    error instanceof CrawlIdTakenError
+  )
     throw new UsageError(error.message);
-  }
-  const name = (error as Error).name;
-  if (name === 'ScheduleNotFound' || name === 'ScheduleExists')
-    throw new UsageError((error as Error).message);
-  if (name === 'TriggerSkipped') throw new CrawlFailedError((error as Error).message);
+  if (error instanceof TriggerSkipped) throw new CrawlFailedError(error.message);
   throw error;
 }
 
 /**
- * On the embedded default, schedules live in the dev server's state under GLEANER_HOME and fire
- * only while it runs with workers, which is what `gleaner dev` is for. Commands that make crawls
- * start (create, unpause, trigger) therefore need a running `gleaner dev`; the others may bring
- * the embedded Temporal up for a moment.
+ * Opens the runtime for one subcommand. On the embedded default with no `gleaner dev` running this
+ * starts the embedded Temporal on its on-disk state (where the schedules are) and stops it after.
  */
-function checkCanFire(): void {
-  if (process.env.TEMPORAL_ADDRESS) return;
-  const holder = readLock(`${gleanerHome()}/pgdata.lock`);
-  if (holder?.serving && holder.temporalAddress) return;
-  throw new UsageError(
-    'schedules on the embedded default fire only while `gleaner dev` runs: start `npx gleaner dev` in another ' +
-      'terminal first (or set TEMPORAL_ADDRESS to a Temporal cluster with gleaner workers)',
-  );
-}
-
-async function withClient(fires: boolean, body: (runtime: Runtime) => Promise<void>): Promise<void> {
-  if (fires) checkCanFire();
+async function withRuntime(
+  options: Pick<RuntimeOptions, 'workers'>,
+  body: (runtime: Runtime) => Promise<void>,
+): Promise<void> {
   // Loaded here: the Temporal client and workers are not needed to register the command.
   const { openRuntime } = await import('../infra/runtime');
-  const runtime = await openRuntime({ ui: false });
+  const runtime = await openRuntime({ ui: false, ...options });
   try {
     await body(runtime).catch(asUsage);
   } finally {
@@ -210,41 +213,45 @@ async function withClient(fires: boolean, body: (runtime: Runtime) => Promise<vo
   }
 }
 
+/**
+ * One line on when a schedule fires, said for where it lives: a schedule fires only while its
+ * Temporal runs and some worker polls the crawl queues, which on the embedded default means while
+ * `gleaner dev` (or another gleaner process with workers) runs against this GLEANER_HOME.
+ */
+export function whenItFires(runtime: Runtime, details: ScheduleDetails): string {
+  const next = details.paused
+    ? 'paused (no fire until `gleaner schedule unpause`)'
+    : `next run ${details.nextRuns[0] ?? 'none'}`;
+  const head = `${details.cadence}, ${next}`;
+  if (!runtime.embedded.temporal)
+    return `${head}; fires on Temporal at ${runtime.temporalAddress} while gleaner workers poll it`;
+  const home = gleanerHome();
+  const where = runtime.embedded.attached
+    ? `on this \`gleaner dev\`, and later whenever \`gleaner dev\` or a gleaner worker runs against ${home}`
+    : `only while \`gleaner dev\` or a gleaner worker runs against ${home}`;
+  return `${head}; fires ${where}; \`gleaner schedule trigger ${details.scheduleId} --wait\` runs it now`;
+}
+
 async function runCreate(urls: string[], options: CreateOptions): Promise<void> {
-  let crawl: ScheduledCrawlSpec;
-  let request: Parameters<typeof createCrawlSchedule>[1];
+  let request: CreateScheduleRequest;
   try {
-    const cadence = parseCadence(options);
-    const { crawlId: _unused, ...spec } = buildSpec(urls, { ...options, crawlId: 'schedule-check' });
-    crawl = spec;
-    const scheduleId = checkScheduleId(
-      options.id ?? defaultScheduleId(urls[0] ?? '', randomBytes(2).toString('hex')),
+    request = buildScheduleRequest(
+      options,
+      scheduledSpecFromFlags(urls, options),
+      randomBytes(2).toString('hex'),
+      (field) => (field === 'jitter' ? '--jitter' : '--catchup-window'),
     );
-    request = {
-      scheduleId,
-      cadence,
-      crawl,
-      ...(options.overlap ? { overlap: options.overlap } : {}),
-      ...(options.jitter ? { jitterMs: parseDurationMs(options.jitter, '--jitter') } : {}),
-      ...(options.catchupWindow
-        ? { catchupWindowMs: parseDurationMs(options.catchupWindow, '--catchup-window') }
-        : {}),
-      ...(options.paused ? { paused: true } : {}),
-      ...(options.note ? { note: options.note } : {}),
-    };
   } catch (error) {
     asUsage(error);
   }
-  await withClient(true, async (runtime) => {
+  await withRuntime({}, async (runtime) => {
     await createCrawlSchedule(runtime.client, request);
     const details = await describeCrawlSchedule(runtime.client, request.scheduleId);
+    process.stderr.write(`schedule ${details.scheduleId} created: ${whenItFires(runtime, details)}\n`);
     if (options.json) {
       process.stdout.write(`${JSON.stringify(details)}\n`);
       return;
     }
-    process.stderr.write(
-      `schedule ${details.scheduleId} created: ${details.cadence}, ${details.paused ? 'paused' : `next run ${details.nextRuns[0] ?? 'none'}`}\n`,
-    );
     if (runtime.temporalUiUrl) {
       process.stderr.write(
         `see it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/schedules/${encodeURIComponent(details.scheduleId)}\n`,
@@ -255,7 +262,7 @@ async function runCreate(urls: string[], options: CreateOptions): Promise<void> 
 }
 
 async function runList(options: { json?: boolean }): Promise<void> {
-  await withClient(false, async (runtime) => {
+  await withRuntime({}, async (runtime) => {
     const schedules = await listCrawlSchedules(runtime.client);
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ schedules })}\n`);
@@ -284,7 +291,7 @@ async function runList(options: { json?: boolean }): Promise<void> {
 }
 
 async function runDescribe(id: string, options: { json?: boolean }): Promise<void> {
-  await withClient(false, async (runtime) => {
+  await withRuntime({}, async (runtime) => {
     const details = await describeCrawlSchedule(runtime.client, id);
     process.stdout.write(options.json ? `${JSON.stringify(details)}\n` : formatDetails(details));
   });
@@ -309,56 +316,40 @@ function formatDetails(d: ScheduleDetails): string {
   ].join('\n');
 }
 
+/**
+ * Starts the schedule's crawl now through the same startCrawl as `gleaner crawl`. Where this
+ * process runs the workers (the embedded default without `gleaner dev`, or --local-workers) it
+ * follows the crawl to its end like `gleaner crawl --wait`: same progress, summary and exit status.
+ */
 async function runTrigger(id: string, options: TriggerOptions): Promise<void> {
-  await withClient(true, async (runtime) => {
-    const started = await triggerCrawlSchedule(
-      runtime.client,
-      id,
-      options.overlap ? { overlap: options.overlap } : {},
-    );
-    if (!options.wait) {
-      if (options.json) process.stdout.write(`${JSON.stringify({ ...started, status: 'started' })}\n`);
+  const configured = Boolean(process.env.TEMPORAL_ADDRESS);
+  const localWorkers = options.localWorkers ?? !configured;
+  const { followCrawl } = await import('./crawl-command');
+  await withRuntime({ workers: inProcessWorkers(localWorkers ? QUEUE_KINDS : []) }, async (runtime) => {
+    const started = await startCrawl(runtime.client, runtime.db, {
+      scheduleId: id,
+      ...(options.overlap ? { overlap: options.overlap } : {}),
+    });
+    const ownsWorkers = Boolean(runtime.workers);
+    const wait = options.wait === true || (ownsWorkers && !configured);
+    if (!wait) {
+      if (options.json)
+        process.stdout.write(
+          `${JSON.stringify({ crawlId: started.crawlId, workflowId: started.workflowId, status: 'started' })}\n`,
+        );
       else
         process.stderr.write(
           `schedule ${id} started crawl ${started.crawlId} (workflow ${started.workflowId})\n`,
         );
       return;
     }
-    if (!options.json) process.stderr.write(`schedule ${id} started crawl ${started.crawlId}\n`);
-    const summary = await waitForSummary(runtime, started.crawlId, started.workflowId, options.json === true);
-    const failures = await failuresByReason(runtime.db, started.crawlId).catch(() => []);
-    printSummary(summary, failures, options.json === true);
-    if (summary.status === 'failed') {
-      throw new CrawlFailedError(`crawl ${started.crawlId} failed: ${summary.failureReason}`);
+    if (!options.json) {
+      process.stderr.write(`schedule ${id} started crawl ${started.crawlId}\n`);
+      if (ownsWorkers && !configured && options.wait !== true)
+        process.stderr.write(
+          'note: the embedded default runs its workers in this process, so the crawl runs to the end here\n',
+        );
     }
+    await followCrawl(runtime, started.handle, started.crawlId, options.json === true);
   });
-}
-
-async function waitForSummary(
-  runtime: Runtime,
-  crawlId: string,
-  workflowId: string,
-  quiet: boolean,
-): Promise<CrawlSummary> {
-  // As in `gleaner crawl --wait`: calls still open when the runtime closes would fail noisily.
-  const calls = new AbortController();
-  const client = runtime.client;
-  const stopWatching = watchProgress(client, crawlId, { quiet, signal: calls.signal });
-  try {
-    const outcome = await Promise.race([
-      client
-        .withAbortSignal(calls.signal, () => client.workflow.getHandle(workflowId).result())
-        .then((result) => ({ summary: result as CrawlSummary })),
-      interrupted().then((signal) => ({ signal })),
-    ]);
-    if ('signal' in outcome) {
-      throw new InterruptedError(
-        `interrupted (${outcome.signal}); crawl ${crawlId} goes on; \`gleaner status ${crawlId}\` shows where it is`,
-      );
-    }
-    return outcome.summary;
-  } finally {
-    stopWatching();
-    calls.abort();
-  }
 }

@@ -5,6 +5,7 @@ import { crawlsListUrl, QUEUE_KINDS, type QueueKind } from '../domain/temporal-n
 import { openRuntime } from '../infra/runtime';
 import type { ApiCommandOptions } from './api-command';
 import { psqlLines } from './dev-banner';
+import { UsageError } from './errors';
 import { inProcessWorkers } from './local-workers';
 
 function untilSignal(): Promise<NodeJS.Signals> {
@@ -20,7 +21,7 @@ export async function runDevCommand(options: ApiCommandOptions = {}): Promise<vo
     const { startRuntimeApi } = await import('./api-command');
     // The default port may be taken (another project's gleaner dev): then any free one will do.
     const api = await startRuntimeApi(runtime, options).catch((error: unknown) => {
-      if (options.port === undefined && (error as Error).name === 'UsageError') {
+      if (options.port === undefined && error instanceof UsageError) {
         return startRuntimeApi(runtime, { ...options, port: 0 });
       }
       throw error;

@@ -133,10 +133,24 @@ export type CrawlSpecInput = z.input<CrawlSpecSchema>;
 export type CrawlSpec = z.output<CrawlSpecSchema> & { crawlId: string };
 export type ScopeMode = CrawlSpec['scope'];
 
+/** One problem with a crawl request: the spec field it concerns ('' for the whole) and what is wrong. */
+export interface CrawlSpecIssue {
+  /** The field's path in spec names, e.g. `maxPages` or `seeds.0`. */
+  field: string;
+  message: string;
+}
+
+/**
+ * A crawl request that cannot become a spec. Each entry point words it for its users by the field
+ * (`body field "seeds.0"` in the API, `--max-pages` on the command line).
+ */
 export class InvalidCrawlSpecError extends Error {
   override readonly name = 'InvalidCrawlSpecError';
-  constructor(readonly problems: readonly string[]) {
+  readonly problems: readonly string[];
+  constructor(readonly issues: readonly CrawlSpecIssue[]) {
+    const problems = issues.map(({ field, message }) => (field ? `${field}: ${message}` : message));
     super(`invalid crawl spec: ${problems.join('; ')}`);
+    this.problems = problems;
   }
 }
 
@@ -149,13 +163,10 @@ export function parseCrawlSpec(input: unknown, fallbackCrawlId?: string): CrawlS
   const result = crawlSpecSchema.safeParse(input);
   if (!result.success) {
     throw new InvalidCrawlSpecError(
-      result.error.issues.map((issue) => {
-        const path = issue.path.join('.');
-        return path ? `${path}: ${issue.message}` : issue.message;
-      }),
+      result.error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message })),
     );
   }
   const crawlId = result.data.crawlId ?? fallbackCrawlId;
-  if (!crawlId) throw new InvalidCrawlSpecError(['crawlId: required']);
+  if (!crawlId) throw new InvalidCrawlSpecError([{ field: 'crawlId', message: 'required' }]);
   return { ...result.data, crawlId };
 }

@@ -157,3 +157,63 @@ export function defaultScheduleId(firstSeed: string, randomHex: string): string 
   }
   return `${host.slice(0, 50)}-${randomHex}`;
 }
+
+/** What `gleaner schedule create` and `POST /schedules` ask for besides the crawl, in the API's names. */
+export interface ScheduleRequestInput {
+  id?: string;
+  every?: string;
+  cron?: string;
+  overlap?: OverlapName;
+  jitter?: string;
+  catchupWindow?: string;
+  paused?: boolean;
+  note?: string;
+}
+
+/** A schedule to create: its id, cadence and policies, and the crawl spec each fire starts. */
+export interface ScheduleRequest<Crawl extends { seeds: string[] }> {
+  scheduleId: string;
+  cadence: Cadence;
+  crawl: Crawl;
+  /** @default 'skip' */
+  overlap?: OverlapName;
+  /** Random delay added to each fire, up to this much. @default 0 */
+  jitterMs?: number;
+  /** @default DEFAULT_CATCHUP_WINDOW_MS */
+  catchupWindowMs?: number;
+  /** Created paused (no fire until unpaused). @default false */
+  paused?: boolean;
+  note?: string;
+}
+
+/**
+ * The one builder of a schedule request, for the CLI and the API alike. `nameOf` words a field
+ * the way its caller's users write it (`--jitter` on the command line, `jitter` in a body);
+ * `randomHex` makes the default id's tail.
+ */
+export function buildScheduleRequest<Crawl extends { seeds: string[] }>(
+  input: ScheduleRequestInput,
+  crawl: Crawl,
+  randomHex: string,
+  nameOf: (field: 'jitter' | 'catchupWindow') => string,
+): ScheduleRequest<Crawl> {
+  const cadence = parseCadence(input);
+  const scheduleId = checkScheduleId(input.id ?? defaultScheduleId(crawl.seeds[0] ?? '', randomHex));
+  const catchupWindowMs =
+    input.catchupWindow !== undefined
+      ? parseDurationMs(input.catchupWindow, nameOf('catchupWindow'))
+      : undefined;
+  if (catchupWindowMs !== undefined && catchupWindowMs < MIN_CATCHUP_WINDOW_MS) {
+    throw new InvalidScheduleError(`the catch-up window must be at least ${MIN_CATCHUP_WINDOW_MS / 1000}s`);
+  }
+  return {
+    scheduleId,
+    cadence,
+    crawl,
+    ...(input.overlap ? { overlap: input.overlap } : {}),
+    ...(input.jitter !== undefined ? { jitterMs: parseDurationMs(input.jitter, nameOf('jitter')) } : {}),
+    ...(catchupWindowMs !== undefined ? { catchupWindowMs } : {}),
+    ...(input.paused ? { paused: true } : {}),
+    ...(input.note ? { note: input.note } : {}),
+  };
+}

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { msNumberToTs } from '@temporalio/common/lib/time';
-import type { CrawlSpec } from '../domain/crawl-spec';
+import type { ScheduledCrawlSpec } from '../domain/crawl-request';
 import {
   type Cadence,
   crawlIdOfWorkflowId,
@@ -28,12 +28,12 @@ import {
   OVERLAP_POLICIES,
   type OverlapName,
   overlapName,
+  type ScheduleRequest,
   scheduleWorkflowIdBase,
 } from '../domain/schedule-spec';
 import { CRAWL_WORKFLOW_START, WORKFLOW_TYPES } from '../domain/temporal-names';
 
-/** The crawl spec a schedule runs: every fire gets its own crawl id, so it carries none. */
-export type ScheduledCrawlSpec = Omit<CrawlSpec, 'crawlId'>;
+export type { ScheduledCrawlSpec };
 
 export class ScheduleNotFound extends Error {
   override readonly name = 'ScheduleNotFound';
@@ -54,20 +54,7 @@ export class TriggerSkipped extends Error {
   override readonly name = 'TriggerSkipped';
 }
 
-export interface CreateScheduleRequest {
-  scheduleId: string;
-  cadence: Cadence;
-  crawl: ScheduledCrawlSpec;
-  /** @default 'skip' */
-  overlap?: OverlapName;
-  /** Random delay added to each fire, up to this much. @default 0 */
-  jitterMs?: number;
-  /** @default DEFAULT_CATCHUP_WINDOW_MS */
-  catchupWindowMs?: number;
-  /** Created paused (no fire until unpaused). @default false */
-  paused?: boolean;
-  note?: string;
-}
+export type CreateScheduleRequest = ScheduleRequest<ScheduledCrawlSpec>;
 
 export interface ScheduledRun {
   crawlId: string;
@@ -205,6 +192,12 @@ export interface TriggeredCrawl {
   workflowId: string;
 }
 
+/** The crawl a trigger is about to start: its id and the spec the schedule's action carries. */
+export interface PlannedTrigger extends TriggeredCrawl {
+  /** As stored in the schedule: gleaner's own schedules carry a validated spec, hand-made ones anything. */
+  crawl: unknown;
+}
+
 /**
  * Starts one crawl now through the schedule (so it counts among the schedule's actions) and
  * returns the crawl it started. Exact, not a guess from "the newest action": the trigger names
@@ -215,12 +208,22 @@ export interface TriggeredCrawl {
 export async function triggerCrawlSchedule(
   client: Client,
   scheduleId: string,
-  options: { overlap?: OverlapName; timeoutMs?: number } = {},
+  options: {
+    overlap?: OverlapName;
+    timeoutMs?: number;
+    /** Runs with the crawl the trigger will start, before it is asked for; throw to refuse it. */
+    check?: (planned: PlannedTrigger) => Promise<void>;
+  } = {},
 ): Promise<TriggeredCrawl> {
   const before = await describeOrThrow(client, scheduleId);
   const overlap = options.overlap ? OVERLAP_POLICIES[options.overlap] : before.policies.overlap;
   const nominal = new Date(Math.floor(Date.now() / 1_000) * 1_000);
   const workflowId = `${scheduleWorkflowIdBase(scheduleId)}-${nominalTimeSuffix(nominal)}`;
+  await options.check?.({
+    crawlId: crawlIdOfWorkflowId(workflowId),
+    workflowId,
+    crawl: before.action.args?.[0],
+  });
   // The SDK's trigger() has no field for the nominal time, so this is its request with one more.
   await client.workflowService
     .patchSchedule({

@@ -1,9 +1,17 @@
 /**
- * Starting a crawl by id, shared by `gleaner crawl` and `POST /crawls`. A crawl id names one crawl
+ * The one way a crawl starts: `gleaner crawl` and `POST /crawls` with a spec, `gleaner schedule
+ * trigger` and `POST /schedules/:id/trigger` through a schedule. A crawl id names one crawl
  * forever: a finished crawl (its row in `crawls`, or its closed workflow) is never started again,
  * because Temporal's default reuse policy would start a fresh run under the same id and overwrite
  * its record. An id whose crawl is still open can be resumed instead (the CLI does that).
+ *
+ * A trigger gets the same checks before Temporal is asked: the crawl id it will start is known
+ * (the schedule id and the trigger's nominal time) and must be free, and the schedule's spec must
+ * be one `crawlWorkflow` accepts (a schedule made by hand with `temporal schedule create` may carry
+ * anything). A schedule's own fires are started by Temporal: their spec was validated by the
+ * same builder when the schedule was created, and each fire's id is new by construction.
  */
+import { randomBytes } from 'node:crypto';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
@@ -11,8 +19,16 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import type { Database } from '../db/database';
-import type { CrawlSpec } from '../domain/crawl-spec';
+import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
+import type { OverlapName } from '../domain/schedule-spec';
 import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { triggerCrawlSchedule } from './crawl-schedules';
+
+/** A new crawl's id when none is given: its start time, readable, and a short random tail. */
+export function newCrawlId(): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
 
 /** The id belongs to another crawl that may not be started again (exit 2, HTTP 409). */
 export class CrawlIdTakenError extends Error {
@@ -27,6 +43,7 @@ export class CrawlIdTakenError extends Error {
 }
 
 export interface StartedCrawl {
+  crawlId: string;
   handle: WorkflowHandle;
   workflowId: string;
   /** True when the id named an open crawl and this call attached to it instead of starting one. */
@@ -46,22 +63,21 @@ function finishedError(crawlId: string, status: string): CrawlIdTakenError {
   );
 }
 
-export async function startCrawl(
-  client: Client,
-  db: Database,
-  spec: CrawlSpec,
-  options: { resumeOpen: boolean },
-): Promise<StartedCrawl> {
+/** How to start: a spec (CLI and API), or a schedule to trigger now (CLI and API). */
+export type CrawlStart =
+  | { spec: CrawlSpec; resumeOpen: boolean }
+  | { scheduleId: string; overlap?: OverlapName; timeoutMs?: number };
+
+export async function startCrawl(client: Client, db: Database, start: CrawlStart): Promise<StartedCrawl> {
+  if ('scheduleId' in start) return triggerSchedule(client, db, start);
+  const { spec } = start;
   const workflowId = crawlWorkflowId(spec.crawlId);
   const handle = client.workflow.getHandle(workflowId);
   // Temporal first (an outage is reported as Temporal's), then the store, which remembers finished
   // crawls beyond Temporal's retention.
   const existing = await describeOrUndefined(handle);
-  // The store is read even when the workflow is open: the crawl writes its final status there just
-  // before its workflow closes, and in that moment the id names a finished crawl, not a running one.
-  const stored = await storedCrawlStatus(db, spec.crawlId);
-  if (stored !== undefined && stored !== 'running') throw finishedError(spec.crawlId, stored);
-  if (existing) return attach(handle, workflowId, existing, spec.crawlId, options);
+  await refuseFinished(db, spec.crawlId);
+  if (existing) return attach(handle, workflowId, existing, spec.crawlId, start);
   try {
     const started = await client.workflow.start(WORKFLOW_TYPES.crawl, {
       ...CRAWL_WORKFLOW_START,
@@ -69,13 +85,39 @@ export async function startCrawl(
       args: [spec],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
-    return { handle: started, workflowId, resumed: false };
+    return { crawlId: spec.crawlId, handle: started, workflowId, resumed: false };
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     // Started by someone else in between.
     const status = (await handle.describe()).status.name;
-    return attach(handle, workflowId, status, spec.crawlId, options);
+    return attach(handle, workflowId, status, spec.crawlId, start);
   }
+}
+
+/**
+ * The store is read even when the workflow is open: the crawl writes its final status there just
+ * before its workflow closes, and in that moment the id names a finished crawl, not a running one.
+ */
+async function refuseFinished(db: Database, crawlId: string): Promise<void> {
+  const stored = await storedCrawlStatus(db, crawlId);
+  if (stored !== undefined && stored !== 'running') throw finishedError(crawlId, stored);
+}
+
+async function triggerSchedule(
+  client: Client,
+  db: Database,
+  start: { scheduleId: string; overlap?: OverlapName; timeoutMs?: number },
+): Promise<StartedCrawl> {
+  const { crawlId, workflowId } = await triggerCrawlSchedule(client, start.scheduleId, {
+    ...(start.overlap ? { overlap: start.overlap } : {}),
+    ...(start.timeoutMs !== undefined ? { timeoutMs: start.timeoutMs } : {}),
+    check: async (planned) => {
+      // What crawlWorkflow would refuse after the fact, refused before anything starts.
+      parseCrawlSpec(planned.crawl, planned.crawlId);
+      await refuseFinished(db, planned.crawlId);
+    },
+  });
+  return { crawlId, handle: client.workflow.getHandle(workflowId), workflowId, resumed: false };
 }
 
 async function describeOrUndefined(handle: WorkflowHandle): Promise<string | undefined> {
@@ -96,5 +138,5 @@ function attach(
 ): StartedCrawl {
   if (status !== 'RUNNING') throw finishedError(crawlId, status);
   if (!options.resumeOpen) throw new CrawlIdTakenError(`crawl ${crawlId} is already running`, 'running');
-  return { handle, workflowId, resumed: true };
+  return { crawlId, handle, workflowId, resumed: true };
 }

@@ -5,14 +5,15 @@
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { buildSpec, type CrawlCommandOptions } from '../../cli/crawl-command';
 import type { Database } from '../../db/database';
-import { CRAWL_ID_PATTERN, InvalidCrawlSpecError } from '../../domain/crawl-spec';
+import { buildCrawlSpec } from '../../domain/crawl-request';
+import { CRAWL_ID_PATTERN, type CrawlSpec, InvalidCrawlSpecError } from '../../domain/crawl-spec';
 import { crawlWorkflowId } from '../../domain/temporal-names';
-import { CrawlIdTakenError, startCrawl } from '../../infra/start-crawl';
+import { CrawlIdTakenError, newCrawlId, startCrawl } from '../../infra/start-crawl';
 import { type ControlCommand, controlSignal, crawlProgressQuery } from '../../workflows/messages';
-import { ApiError, badRequest, errorResponses, notFound } from '../errors';
+import { ApiError, badRequest, notFound } from '../errors';
 import { parseOrigin } from './graph-routes';
+import { route } from './route-options';
 
 /** Bound on each Temporal call, so a Temporal outage answers 503 promptly instead of hanging. */
 const TEMPORAL_DEADLINE_MS = 5_000;
@@ -74,39 +75,21 @@ const START_CRAWL_PROPERTIES = {
   crawlId: { ...CRAWL_ID, description: 'default: time-based' },
 } as const;
 
-/** The crawl spec a body asks for, built by the CLI's `buildSpec`; bad input is a 400 naming the field. */
-export function specFromBody(body: StartCrawlBody): ReturnType<typeof buildSpec> {
-  if (body.scope === 'domains' && (body.domains ?? []).length === 0) {
-    throw badRequest('body field "domains" needs at least one host when scope is "domains"');
-  }
-  for (const [index, seed] of body.seeds.entries()) {
-    // buildSpec says the same, in CLI words; here the field is named.
-    if (!/^https?:\/\//i.test(seed))
-      throw badRequest(`body field "seeds.${index}" is not an http(s) URL: ${seed}`);
-  }
-  const options: CrawlCommandOptions = {
-    ...(body.crawlId !== undefined ? { crawlId: body.crawlId } : {}),
-    ...(body.maxPages !== undefined ? { maxPages: body.maxPages } : {}),
-    ...(body.maxDepth !== undefined ? { maxDepth: body.maxDepth } : {}),
-    ...(body.scope !== undefined ? { scope: body.scope } : {}),
-    ...(body.domains ? { domain: body.domains } : {}),
-    ...(body.includePrefixes ? { includePrefix: body.includePrefixes } : {}),
-    ...(body.exclude ? { exclude: body.exclude } : {}),
-    ...(body.delayMs !== undefined ? { delayMs: body.delayMs } : {}),
-    ...(body.maxRequestsPerSecond !== undefined ? { maxRps: body.maxRequestsPerSecond } : {}),
-    ...(body.perOriginConcurrency !== undefined ? { perOriginConcurrency: body.perOriginConcurrency } : {}),
-    ...(body.userAgent !== undefined ? { userAgent: body.userAgent } : {}),
-    ...(body.allowHosts ? { allowHost: body.allowHosts } : {}),
-    ...(body.maxBodyBytes !== undefined ? { maxBodyBytes: body.maxBodyBytes } : {}),
-    ...(body.render !== undefined ? { render: body.render } : {}),
-    ...(body.onlyDue ? { onlyDue: true } : {}),
-  };
+/** A crawl request the spec builder refused, as a 400 naming each body field (spec names are body names). */
+export function badRequestOfSpec(error: InvalidCrawlSpecError): ApiError {
+  return badRequest(
+    error.issues
+      .map(({ field, message }) => (field ? `body field "${field}": ${message}` : `request body: ${message}`))
+      .join('; '),
+  );
+}
+
+/** The crawl spec a body asks for: the body is a crawl request in the spec's own names. */
+export function specFromBody(body: StartCrawlBody): CrawlSpec {
   try {
-    return buildSpec(body.seeds, options);
+    return buildCrawlSpec(body, body.crawlId ?? newCrawlId());
   } catch (error) {
-    if (error instanceof InvalidCrawlSpecError)
-      throw badRequest(`invalid crawl spec: ${error.problems.join('; ')}`);
-    if ((error as Error).name === 'UsageError') throw badRequest((error as Error).message);
+    if (error instanceof InvalidCrawlSpecError) throw badRequestOfSpec(error);
     throw error;
   }
 }
@@ -156,37 +139,34 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
 
   app.post<{ Body: StartCrawlBody }>(
     '/crawls',
-    {
-      config: { access: 'control' },
-      schema: {
-        summary: 'Start a crawl (crawlWorkflow) with the same spec as `gleaner crawl`',
-        tags: ['crawls'],
-        security: [{ bearer: [] }],
-        body: {
+    route({
+      access: 'control',
+      summary: 'Start a crawl (crawlWorkflow) with the same spec as `gleaner crawl`',
+      tags: ['crawls'],
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['seeds'],
+        properties: { ...START_CRAWL_PROPERTIES, ...CRAWL_SPEC_PROPERTIES },
+      },
+      response: {
+        202: {
           type: 'object',
-          additionalProperties: false,
-          required: ['seeds'],
-          properties: { ...START_CRAWL_PROPERTIES, ...CRAWL_SPEC_PROPERTIES },
-        },
-        response: {
-          202: {
-            type: 'object',
-            properties: {
-              crawlId: { type: 'string' },
-              workflowId: { type: 'string' },
-              status: { type: 'string' },
-              progressUrl: { type: 'string' },
-            },
+          properties: {
+            crawlId: { type: 'string' },
+            workflowId: { type: 'string' },
+            status: { type: 'string' },
+            progressUrl: { type: 'string' },
           },
-          ...errorResponses(400, 401, 403, 409),
         },
       },
-    },
+      errors: [400, 409],
+    }),
     async (request, reply) => {
       const spec = specFromBody(request.body);
       // A finished crawl's id is refused, never started again over its record.
       const { workflowId } = await withTemporal((client) =>
-        startCrawl(client, db, spec, { resumeOpen: false }),
+        startCrawl(client, db, { spec, resumeOpen: false }),
       ).catch((error: unknown) => {
         if (error instanceof CrawlIdTakenError) throw new ApiError(409, error.message);
         throw error;
@@ -202,29 +182,27 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
 
   app.get<{ Querystring: { limit: number; offset: number; status?: string } }>(
     '/crawls',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'Crawls recorded in the database, newest first',
-        tags: ['crawls'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-            offset: { type: 'integer', minimum: 0, default: 0 },
-            status: { type: 'string', enum: ['running', 'completed', 'failed', 'cancelled'] },
-          },
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: { total: { type: 'integer' }, crawls: { type: 'array', items: crawlRecordSchema } },
-          },
-          ...errorResponses(400, 401, 403),
+    route({
+      access: 'read',
+      summary: 'Crawls recorded in the database, newest first',
+      tags: ['crawls'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+          offset: { type: 'integer', minimum: 0, default: 0 },
+          status: { type: 'string', enum: ['running', 'completed', 'failed', 'cancelled'] },
         },
       },
-    },
+      response: {
+        200: {
+          type: 'object',
+          properties: { total: { type: 'integer' }, crawls: { type: 'array', items: crawlRecordSchema } },
+        },
+      },
+      errors: [400],
+    }),
     async (request) => {
       const { limit, offset, status } = request.query;
       const { rows } = await db.query<CrawlRow>(
@@ -243,26 +221,24 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
 
   app.get<{ Params: { id: string } }>(
     '/crawls/:id',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: "A crawl's live progress (workflow query) or, once finished, its stored summary",
-        tags: ['crawls'],
-        params: { type: 'object', required: ['id'], properties: { id: CRAWL_ID } },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              ...crawlRecordSchema.properties,
-              workflowId: { type: 'string' },
-              workflowStatus: { type: ['string', 'null'], description: 'Temporal execution status' },
-              progress: { type: ['object', 'null'], additionalProperties: true },
-            },
+    route({
+      access: 'read',
+      summary: "A crawl's live progress (workflow query) or, once finished, its stored summary",
+      tags: ['crawls'],
+      params: { type: 'object', required: ['id'], properties: { id: CRAWL_ID } },
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            ...crawlRecordSchema.properties,
+            workflowId: { type: 'string' },
+            workflowStatus: { type: ['string', 'null'], description: 'Temporal execution status' },
+            progress: { type: ['object', 'null'], additionalProperties: true },
           },
-          ...errorResponses(400, 401, 403, 404),
         },
       },
-    },
+      errors: [400, 404],
+    }),
     async (request) => {
       const { id } = request.params;
       const workflowId = crawlWorkflowId(id);
@@ -315,38 +291,35 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
     Querystring: { origin?: string; reason?: string };
   }>(
     '/crawls/:id/:action',
-    {
-      config: { access: 'control' },
-      schema: {
-        summary: 'Pause, resume or cancel a running crawl, or one of its origins',
-        tags: ['crawls'],
-        security: [{ bearer: [] }],
-        params: {
-          type: 'object',
-          required: ['id', 'action'],
-          properties: { id: CRAWL_ID, action: { type: 'string', enum: ['pause', 'resume', 'cancel'] } },
-        },
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            origin: { type: 'string', minLength: 1, description: 'only this origin (scheme://host:port)' },
-            reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'recorded with a cancel' },
-          },
-        },
-        response: {
-          202: {
-            type: 'object',
-            properties: {
-              crawlId: { type: 'string' },
-              action: { type: 'string' },
-              origin: { type: 'string' },
-            },
-          },
-          ...errorResponses(400, 401, 403, 404),
+    route({
+      access: 'control',
+      summary: 'Pause, resume or cancel a running crawl, or one of its origins',
+      tags: ['crawls'],
+      params: {
+        type: 'object',
+        required: ['id', 'action'],
+        properties: { id: CRAWL_ID, action: { type: 'string', enum: ['pause', 'resume', 'cancel'] } },
+      },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          origin: { type: 'string', minLength: 1, description: 'only this origin (scheme://host:port)' },
+          reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'recorded with a cancel' },
         },
       },
-    },
+      response: {
+        202: {
+          type: 'object',
+          properties: {
+            crawlId: { type: 'string' },
+            action: { type: 'string' },
+            origin: { type: 'string' },
+          },
+        },
+      },
+      errors: [400, 404],
+    }),
     async (request, reply) => {
       const { id, action } = request.params;
       const origin = request.query.origin !== undefined ? parseOrigin(request.query.origin) : undefined;

@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
 import { canonicalizeUrl } from '../../domain/url';
-import { badRequest, errorResponses, notFound } from '../errors';
+import { badRequest, notFound } from '../errors';
+import { route } from './route-options';
 
 interface GraphQuery {
   origin: string;
@@ -63,52 +64,50 @@ export function parseOrigin(input: string): string {
 export function registerGraphRoutes(app: FastifyInstance, db: Database): void {
   app.get<{ Querystring: GraphQuery }>(
     '/graph',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: "Edges of the link graph leaving one origin's pages, paginated by cursor",
-        tags: ['corpus'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['origin'],
-          properties: {
-            origin: { type: 'string', minLength: 1, maxLength: 2000, description: 'scheme://host[:port]' },
-            limit: { type: 'integer', minimum: 1, maximum: 5000, default: 1000 },
-            cursor: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 10_000,
-              description: 'nextCursor of the previous page',
-            },
+    route({
+      access: 'read',
+      summary: "Edges of the link graph leaving one origin's pages, paginated by cursor",
+      tags: ['corpus'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['origin'],
+        properties: {
+          origin: { type: 'string', minLength: 1, maxLength: 2000, description: 'scheme://host[:port]' },
+          limit: { type: 'integer', minimum: 1, maximum: 5000, default: 1000 },
+          cursor: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 10_000,
+            description: 'nextCursor of the previous page',
           },
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              origin: { type: 'string' },
-              edges: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  properties: {
-                    fromPageId: { type: 'integer' },
-                    fromUrl: { type: 'string' },
-                    toUrl: { type: 'string' },
-                    anchorText: { type: 'string' },
-                    nofollow: { type: 'boolean' },
-                    rel: { type: 'string' },
-                  },
-                },
-              },
-              nextCursor: { type: ['string', 'null'], description: 'null on the last page' },
-            },
-          },
-          ...errorResponses(400, 401, 403, 404),
         },
       },
-    },
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            origin: { type: 'string' },
+            edges: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  fromPageId: { type: 'integer' },
+                  fromUrl: { type: 'string' },
+                  toUrl: { type: 'string' },
+                  anchorText: { type: 'string' },
+                  nofollow: { type: 'boolean' },
+                  rel: { type: 'string' },
+                },
+              },
+            },
+            nextCursor: { type: ['string', 'null'], description: 'null on the last page' },
+          },
+        },
+      },
+      errors: [400, 404],
+    }),
     async (request) => {
       const origin = parseOrigin(request.query.origin);
       const { limit } = request.query;

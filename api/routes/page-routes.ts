@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
 import { canonicalizeUrl } from '../../domain/url';
-import { badRequest, errorResponses, notFound } from '../errors';
+import { badRequest, notFound } from '../errors';
+import { route } from './route-options';
 
 interface PageRow {
   id: number;
@@ -93,33 +94,32 @@ const iso = (date: Date | null) => (date ? new Date(date).toISOString() : null);
 export function registerPageRoutes(app: FastifyInstance, db: Database): void {
   app.get<{ Params: { id: number }; Querystring: { links: number; markdown: boolean } }>(
     '/pages/:id',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'A stored page: metadata, Markdown, extraction, chunk count, outgoing and incoming links',
-        tags: ['corpus'],
-        params: {
-          type: 'object',
-          required: ['id'],
-          properties: { id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
-        },
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            links: {
-              type: 'integer',
-              minimum: 0,
-              maximum: 1000,
-              default: 100,
-              description: 'most links listed each way (totals are always exact)',
-            },
-            markdown: { type: 'boolean', default: true, description: 'include the Markdown' },
-          },
-        },
-        response: { 200: pageSchema, ...errorResponses(400, 401, 403, 404) },
+    route({
+      access: 'read',
+      summary: 'A stored page: metadata, Markdown, extraction, chunk count, outgoing and incoming links',
+      tags: ['corpus'],
+      params: {
+        type: 'object',
+        required: ['id'],
+        properties: { id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
       },
-    },
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          links: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 1000,
+            default: 100,
+            description: 'most links listed each way (totals are always exact)',
+          },
+          markdown: { type: 'boolean', default: true, description: 'include the Markdown' },
+        },
+      },
+      response: { 200: pageSchema },
+      errors: [400, 404],
+    }),
     async (request) => {
       const { links: linkLimit, markdown: withMarkdown } = request.query;
       return loadPage(request.params.id, linkLimit, withMarkdown);
@@ -128,24 +128,23 @@ export function registerPageRoutes(app: FastifyInstance, db: Database): void {
 
   app.get<{ Querystring: { url: string; links: number; markdown: boolean } }>(
     '/pages',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'A stored page looked up by its URL (the same answer as /pages/:id)',
-        tags: ['corpus'],
-        querystring: {
-          type: 'object',
-          required: ['url'],
-          additionalProperties: false,
-          properties: {
-            url: { type: 'string', minLength: 1, maxLength: 8192, description: 'the page URL' },
-            links: { type: 'integer', minimum: 0, maximum: 1000, default: 100 },
-            markdown: { type: 'boolean', default: true },
-          },
+    route({
+      access: 'read',
+      summary: 'A stored page looked up by its URL (the same answer as /pages/:id)',
+      tags: ['corpus'],
+      querystring: {
+        type: 'object',
+        required: ['url'],
+        additionalProperties: false,
+        properties: {
+          url: { type: 'string', minLength: 1, maxLength: 8192, description: 'the page URL' },
+          links: { type: 'integer', minimum: 0, maximum: 1000, default: 100 },
+          markdown: { type: 'boolean', default: true },
         },
-        response: { 200: pageSchema, ...errorResponses(400, 401, 403, 404) },
       },
-    },
+      response: { 200: pageSchema },
+      errors: [400, 404],
+    }),
     async (request) => {
       const { url, links: linkLimit, markdown: withMarkdown } = request.query;
       const canonical = canonicalizeUrl(url);

@@ -6,27 +6,33 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../db/database';
+import { buildScheduledCrawlSpec } from '../../domain/crawl-request';
+import { InvalidCrawlSpecError } from '../../domain/crawl-spec';
 import {
-  checkScheduleId,
-  defaultScheduleId,
+  buildScheduleRequest,
   InvalidScheduleError,
   OVERLAP_NAMES,
   type OverlapName,
-  parseCadence,
-  parseDurationMs,
   SCHEDULE_ID_PATTERN,
+  type ScheduleRequestInput,
 } from '../../domain/schedule-spec';
 import {
+  type CreateScheduleRequest,
   createCrawlSchedule,
   deleteCrawlSchedule,
   describeCrawlSchedule,
   listCrawlSchedules,
   pauseCrawlSchedule,
-  triggerCrawlSchedule,
+  ScheduleExists,
+  ScheduleNotFound,
+  TriggerSkipped,
   unpauseCrawlSchedule,
 } from '../../infra/crawl-schedules';
-import { ApiError, badRequest, errorResponses, notFound } from '../errors';
-import { CRAWL_SPEC_PROPERTIES, type StartCrawlBody, specFromBody } from './crawl-routes';
+import { CrawlIdTakenError, startCrawl } from '../../infra/start-crawl';
+import { ApiError, badRequest, notFound } from '../errors';
+import { badRequestOfSpec, CRAWL_SPEC_PROPERTIES, type StartCrawlBody } from './crawl-routes';
+import { route } from './route-options';
 
 /** Bound on each Temporal call; a trigger waits for its crawl to exist, so it gets longer. */
 const TEMPORAL_DEADLINE_MS = 5_000;
@@ -41,16 +47,7 @@ const DURATION = {
 } as const;
 const OVERLAP = { type: 'string', enum: OVERLAP_NAMES } as const;
 
-interface CreateScheduleBody extends Omit<StartCrawlBody, 'crawlId'> {
-  id?: string;
-  every?: string;
-  cron?: string;
-  overlap?: OverlapName;
-  jitter?: string;
-  catchupWindow?: string;
-  paused?: boolean;
-  note?: string;
-}
+type CreateScheduleBody = Omit<StartCrawlBody, 'crawlId'> & ScheduleRequestInput;
 
 const runSchema = {
   type: 'object',
@@ -100,16 +97,20 @@ const noteBody = {
 /** The schedule layer's typed failures, as HTTP statuses. */
 function toApiError(error: unknown): never {
   if (error instanceof InvalidScheduleError) throw badRequest(error.message);
-  const name = (error as Error).name;
-  if (name === 'ScheduleNotFound') throw notFound((error as Error).message);
-  if (name === 'ScheduleExists' || name === 'TriggerSkipped')
-    throw new ApiError(409, (error as Error).message);
+  if (error instanceof InvalidCrawlSpecError) throw badRequestOfSpec(error);
+  if (error instanceof ScheduleNotFound) throw notFound(error.message);
+  if (
+    error instanceof ScheduleExists ||
+    error instanceof TriggerSkipped ||
+    error instanceof CrawlIdTakenError
+  )
+    throw new ApiError(409, error.message);
   throw error;
 }
 
 export function registerScheduleRoutes(
   app: FastifyInstance,
-  deps: { temporal: () => Promise<Client> },
+  deps: { db: Database; temporal: () => Promise<Client> },
 ): void {
   const withTemporal = async <T>(
     fn: (client: Client) => Promise<T>,
@@ -121,57 +122,45 @@ export function registerScheduleRoutes(
 
   app.post<{ Body: CreateScheduleBody }>(
     '/schedules',
-    {
-      config: { access: 'control' },
-      schema: {
-        summary: 'Create a Temporal Schedule that starts this crawl (`gleaner schedule create`)',
-        tags: ['schedules'],
-        security: [{ bearer: [] }],
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['seeds'],
-          properties: {
-            seeds: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: 1000 },
-            id: { ...SCHEDULE_ID, description: 'default: the first seed host and a short random tail' },
-            every: { ...DURATION, description: 'fire at this interval (at least 1s); or give cron' },
-            cron: {
-              type: 'string',
-              minLength: 1,
-              maxLength: 200,
-              description: 'cron expression (UTC); or give every',
-            },
-            overlap: { ...OVERLAP, description: 'when the previous crawl still runs (default skip)' },
-            jitter: { ...DURATION, description: 'random delay up to this per fire (default 0)' },
-            catchupWindow: { ...DURATION, description: 'missed fires still run within this (default 1h)' },
-            paused: { type: 'boolean', description: 'create it paused' },
-            note: { type: 'string', minLength: 1, maxLength: 1000 },
-            ...CRAWL_SPEC_PROPERTIES,
+    route({
+      access: 'control',
+      summary: 'Create a Temporal Schedule that starts this crawl (`gleaner schedule create`)',
+      tags: ['schedules'],
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['seeds'],
+        properties: {
+          seeds: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, maxItems: 1000 },
+          id: { ...SCHEDULE_ID, description: 'default: the first seed host and a short random tail' },
+          every: { ...DURATION, description: 'fire at this interval (at least 1s); or give cron' },
+          cron: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 200,
+            description: 'cron expression (UTC); or give every',
           },
+          overlap: { ...OVERLAP, description: 'when the previous crawl still runs (default skip)' },
+          jitter: { ...DURATION, description: 'random delay up to this per fire (default 0)' },
+          catchupWindow: { ...DURATION, description: 'missed fires still run within this (default 1h)' },
+          paused: { type: 'boolean', description: 'create it paused' },
+          note: { type: 'string', minLength: 1, maxLength: 1000 },
+          ...CRAWL_SPEC_PROPERTIES,
         },
-        response: { 201: detailsSchema, ...errorResponses(400, 401, 403, 409) },
       },
-    },
+      response: { 201: detailsSchema },
+      errors: [400, 409],
+    }),
     async (request, reply) => {
       const { id, every, cron, overlap, jitter, catchupWindow, paused, note, ...crawlBody } = request.body;
-      const { crawlId: _placeholder, ...crawl } = specFromBody({ ...crawlBody, crawlId: 'schedule-check' });
-      let requestBody: Parameters<typeof createCrawlSchedule>[1];
+      let requestBody: CreateScheduleRequest;
       try {
-        requestBody = {
-          scheduleId: checkScheduleId(
-            id ?? defaultScheduleId(crawl.seeds[0] ?? '', randomBytes(2).toString('hex')),
-          ),
-          cadence: parseCadence({
-            ...(every !== undefined ? { every } : {}),
-            ...(cron !== undefined ? { cron } : {}),
-          }),
-          crawl,
-          ...(overlap ? { overlap } : {}),
-          ...(jitter ? { jitterMs: parseDurationMs(jitter, 'jitter') } : {}),
-          ...(catchupWindow ? { catchupWindowMs: parseDurationMs(catchupWindow, 'catchupWindow') } : {}),
-          ...(paused ? { paused } : {}),
-          ...(note ? { note } : {}),
-        };
+        requestBody = buildScheduleRequest(
+          { id, every, cron, overlap, jitter, catchupWindow, paused, note },
+          buildScheduledCrawlSpec(crawlBody),
+          randomBytes(2).toString('hex'),
+          (field) => field,
+        );
       } catch (error) {
         toApiError(error);
       }
@@ -189,56 +178,48 @@ export function registerScheduleRoutes(
 
   app.get(
     '/schedules',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'Schedules that start crawls',
-        tags: ['schedules'],
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              schedules: { type: 'array', items: { type: 'object', properties: viewProperties } },
-            },
+    route({
+      access: 'read',
+      summary: 'Schedules that start crawls',
+      tags: ['schedules'],
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            schedules: { type: 'array', items: { type: 'object', properties: viewProperties } },
           },
-          ...errorResponses(401, 403),
         },
       },
-    },
+    }),
     async () => ({ schedules: await withTemporal((client) => listCrawlSchedules(client)) }),
   );
 
   app.get<{ Params: { id: string } }>(
     '/schedules/:id',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'A schedule: cadence, policies, the crawl it starts, recent and next runs',
-        tags: ['schedules'],
-        params: idParams,
-        response: { 200: detailsSchema, ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    route({
+      access: 'read',
+      summary: 'A schedule: cadence, policies, the crawl it starts, recent and next runs',
+      tags: ['schedules'],
+      params: idParams,
+      response: { 200: detailsSchema },
+      errors: [400, 404],
+    }),
     async (request) => withTemporal((client) => describeCrawlSchedule(client, request.params.id)),
   );
 
   for (const action of ['pause', 'unpause'] as const) {
     app.post<{ Params: { id: string }; Body: { note?: string } | null }>(
       `/schedules/:id/${action}`,
-      {
-        config: { access: 'control' },
-        schema: {
-          summary:
-            action === 'pause'
-              ? 'Stop a schedule from firing (a running crawl goes on)'
-              : 'Let it fire again',
-          tags: ['schedules'],
-          security: [{ bearer: [] }],
-          params: idParams,
-          body: noteBody,
-          response: { 200: detailsSchema, ...errorResponses(400, 401, 403, 404) },
-        },
-      },
+      route({
+        access: 'control',
+        summary:
+          action === 'pause' ? 'Stop a schedule from firing (a running crawl goes on)' : 'Let it fire again',
+        tags: ['schedules'],
+        params: idParams,
+        body: noteBody,
+        response: { 200: detailsSchema },
+        errors: [400, 404],
+      }),
       async (request) =>
         withTemporal(async (client) => {
           const note = request.body?.note;
@@ -251,42 +232,41 @@ export function registerScheduleRoutes(
 
   app.post<{ Params: { id: string }; Querystring: { overlap?: OverlapName } }>(
     '/schedules/:id/trigger',
-    {
-      config: { access: 'control' },
-      schema: {
-        summary: "Start the schedule's crawl now (also when paused); answers once the crawl exists",
-        tags: ['schedules'],
-        security: [{ bearer: [] }],
-        params: idParams,
-        querystring: {
+    route({
+      access: 'control',
+      summary: "Start the schedule's crawl now (also when paused); answers once the crawl exists",
+      tags: ['schedules'],
+      params: idParams,
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { overlap: { ...OVERLAP, description: "default: the schedule's policy" } },
+      },
+      response: {
+        202: {
           type: 'object',
-          additionalProperties: false,
-          properties: { overlap: { ...OVERLAP, description: "default: the schedule's policy" } },
-        },
-        response: {
-          202: {
-            type: 'object',
-            properties: {
-              scheduleId: { type: 'string' },
-              crawlId: { type: 'string' },
-              workflowId: { type: 'string' },
-              progressUrl: { type: 'string' },
-            },
+          properties: {
+            scheduleId: { type: 'string' },
+            crawlId: { type: 'string' },
+            workflowId: { type: 'string' },
+            progressUrl: { type: 'string' },
           },
-          ...errorResponses(400, 401, 403, 404, 409),
         },
       },
-    },
+      errors: [400, 404, 409],
+    }),
     async (request, reply) => {
       const { id } = request.params;
-      const started = await withTemporal(
+      const { crawlId, workflowId } = await withTemporal(
         (client) =>
-          triggerCrawlSchedule(client, id, {
+          startCrawl(client, deps.db, {
+            scheduleId: id,
             ...(request.query.overlap ? { overlap: request.query.overlap } : {}),
             timeoutMs: TRIGGER_DEADLINE_MS - 2_000,
           }),
         TRIGGER_DEADLINE_MS,
       );
+      const started = { crawlId, workflowId };
       const progressUrl = `/crawls/${encodeURIComponent(started.crawlId)}`;
       return reply
         .status(202)
@@ -297,16 +277,14 @@ export function registerScheduleRoutes(
 
   app.delete<{ Params: { id: string } }>(
     '/schedules/:id',
-    {
-      config: { access: 'control' },
-      schema: {
-        summary: 'Delete a schedule (the crawls it started are kept)',
-        tags: ['schedules'],
-        security: [{ bearer: [] }],
-        params: idParams,
-        response: { 204: { type: 'null' }, ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    route({
+      access: 'control',
+      summary: 'Delete a schedule (the crawls it started are kept)',
+      tags: ['schedules'],
+      params: idParams,
+      response: { 204: { type: 'null' } },
+      errors: [400, 404],
+    }),
     async (request, reply) => {
       await withTemporal((client) => deleteCrawlSchedule(client, request.params.id));
       return reply.status(204).send();

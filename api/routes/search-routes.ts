@@ -8,8 +8,9 @@ import {
   type SearchMode,
   SearchParamsError,
 } from '../../search/hybrid-search';
-import { ApiError, badRequest, errorResponses } from '../errors';
+import { ApiError, badRequest } from '../errors';
 import type { SearchFunction } from '../search-service';
+import { route } from './route-options';
 
 interface SearchQuery {
   q: string;
@@ -42,58 +43,56 @@ const hitSchema = {
 export function registerSearchRoutes(app: FastifyInstance, search: SearchFunction | undefined): void {
   app.get<{ Querystring: SearchQuery }>(
     '/search',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'Search the corpus by meaning and by words (reciprocal rank fusion)',
-        tags: ['search'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['q'],
-          properties: {
-            q: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'the query' },
-            k: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10, description: 'hits to return' },
-            domain: { type: 'string', minLength: 1, description: 'a host (with subdomains) or an origin' },
-            crawl: { type: 'string', minLength: 1, description: 'only pages last fetched by this crawl id' },
-            prefix: {
-              type: 'string',
-              minLength: 1,
-              description: 'a URL path prefix (/docs/) or a whole URL prefix',
-            },
-            perPage: {
-              type: 'integer',
-              minimum: 1,
-              maximum: MAX_K,
-              description: 'at most this many hits per page (default 2)',
-            },
-            mode: { type: 'string', enum: [...SEARCH_MODES], default: 'hybrid' },
-            tag: {
-              type: 'array',
-              items: { type: 'string', minLength: 1, maxLength: 100 },
-              maxItems: 12,
-              description: 'only pages carrying this tag (repeat for several: all must match)',
-            },
+    route({
+      access: 'read',
+      summary: 'Search the corpus by meaning and by words (reciprocal rank fusion)',
+      tags: ['search'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['q'],
+        properties: {
+          q: { type: 'string', minLength: 1, maxLength: MAX_QUERY_CHARS, description: 'the query' },
+          k: { type: 'integer', minimum: 1, maximum: MAX_K, default: 10, description: 'hits to return' },
+          domain: { type: 'string', minLength: 1, description: 'a host (with subdomains) or an origin' },
+          crawl: { type: 'string', minLength: 1, description: 'only pages last fetched by this crawl id' },
+          prefix: {
+            type: 'string',
+            minLength: 1,
+            description: 'a URL path prefix (/docs/) or a whole URL prefix',
           },
-        },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              query: { type: 'string' },
-              k: { type: 'integer' },
-              mode: {
-                type: 'string',
-                description: 'the mode that ran (hybrid falls back to fulltext without embeddings)',
-              },
-              notes: { type: 'array', items: { type: 'string' } },
-              hits: { type: 'array', items: hitSchema },
-            },
+          perPage: {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_K,
+            description: 'at most this many hits per page (default 2)',
           },
-          ...errorResponses(400, 401, 403),
+          mode: { type: 'string', enum: [...SEARCH_MODES], default: 'hybrid' },
+          tag: {
+            type: 'array',
+            items: { type: 'string', minLength: 1, maxLength: 100 },
+            maxItems: 12,
+            description: 'only pages carrying this tag (repeat for several: all must match)',
+          },
         },
       },
-    },
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            query: { type: 'string' },
+            k: { type: 'integer' },
+            mode: {
+              type: 'string',
+              description: 'the mode that ran (hybrid falls back to fulltext without embeddings)',
+            },
+            notes: { type: 'array', items: { type: 'string' } },
+            hits: { type: 'array', items: hitSchema },
+          },
+        },
+      },
+      errors: [400],
+    }),
     async (request) => {
       if (!search) throw new ApiError(503, 'search is not configured on this server');
       const { q, k, domain, crawl, prefix, perPage, mode, tag } = request.query;

@@ -1,7 +1,7 @@
 /** `GET /tags`: the tags of the corpus's pages with how many pages carry each. */
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
-import { errorResponses } from '../errors';
+import { route } from './route-options';
 
 interface TagsQuery {
   limit: number;
@@ -11,37 +11,35 @@ interface TagsQuery {
 export function registerTagRoutes(app: FastifyInstance, db: Database): void {
   app.get<{ Querystring: TagsQuery }>(
     '/tags',
-    {
-      config: { access: 'read' },
-      schema: {
-        summary: 'Tags of the corpus with their page counts, most used first',
-        tags: ['search'],
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 500 },
-            domain: { type: 'string', minLength: 1, description: 'only pages of this host (exact)' },
-          },
+    route({
+      access: 'read',
+      summary: 'Tags of the corpus with their page counts, most used first',
+      tags: ['search'],
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 500 },
+          domain: { type: 'string', minLength: 1, description: 'only pages of this host (exact)' },
         },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              tags: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  properties: { tag: { type: 'string' }, pages: { type: 'integer' } },
-                  required: ['tag', 'pages'],
-                },
+      },
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            tags: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: { tag: { type: 'string' }, pages: { type: 'integer' } },
+                required: ['tag', 'pages'],
               },
             },
           },
-          ...errorResponses(400, 401, 403),
         },
       },
-    },
+      errors: [400],
+    }),
     async (request) => {
       const { limit, domain } = request.query;
       const { rows } = await db.query<{ tag: string; pages: number }>(

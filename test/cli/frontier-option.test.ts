@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSpec } from '../../cli/crawl-command';
+import { specFromFlags as buildSpec } from '../../cli/crawl-flags';
 import { parseCrawlSpec } from '../../domain/crawl-spec';
 
 describe('--frontier-max-urls', () => {

@@ -1,0 +1,112 @@
+/**
+ * `gleaner crawl`'s flags as a crawl request in the spec's own names: the one place the command
+ * line's words (`--domain`, `--max-rps`, …) meet the spec's (`domains`, `maxRequestsPerSecond`).
+ * `gleaner schedule create` takes the same flags, so both build their spec here.
+ */
+
+import type { ScheduledCrawlSpec } from '../domain/crawl-request';
+import { buildCrawlSpec, buildScheduledCrawlSpec, type CrawlRequest } from '../domain/crawl-request';
+import { type CrawlSpec, type CrawlSpecIssue, InvalidCrawlSpecError } from '../domain/crawl-spec';
+import { newCrawlId } from '../infra/start-crawl';
+import { UsageError } from './errors';
+
+/** The flags of `gleaner crawl` (and `schedule create`) that shape the crawl, as commander parses them. */
+export interface CrawlFlags {
+  maxPages?: number;
+  maxDepth?: number;
+  scope?: string;
+  domain?: string[];
+  includePrefix?: string[];
+  exclude?: string[];
+  delayMs?: number;
+  maxRps?: number;
+  perOriginConcurrency?: number;
+  frontierMaxUrls?: number;
+  userAgent?: string;
+  allowHost?: string[];
+  maxBodyBytes?: number;
+  render?: string;
+  onlyDue?: boolean;
+  llmUrl?: string;
+  crawlId?: string;
+}
+
+/** Spec field → the flag that sets it, for error messages in the user's words. */
+const FLAG_OF: Record<string, string> = {
+  seeds: 'URL',
+  crawlId: '--crawl-id',
+  maxPages: '--max-pages',
+  maxDepth: '--max-depth',
+  scope: '--scope',
+  domains: '--domain',
+  includePrefixes: '--include-prefix',
+  exclude: '--exclude',
+  delayMs: '--delay-ms',
+  maxRequestsPerSecond: '--max-rps',
+  perOriginConcurrency: '--per-origin-concurrency',
+  frontierMaxUrls: '--frontier-max-urls',
+  userAgent: '--user-agent',
+  allowHosts: '--allow-host',
+  maxBodyBytes: '--max-body-bytes',
+  render: '--render',
+  onlyDue: '--only-due',
+  llmSummaries: '--llm-url',
+};
+
+export function crawlRequestFromFlags(urls: string[], flags: CrawlFlags): CrawlRequest {
+  const defined = <K extends keyof CrawlRequest>(key: K, value: CrawlRequest[K] | undefined) =>
+    value === undefined ? {} : { [key]: value };
+  return {
+    seeds: urls,
+    ...defined('crawlId', flags.crawlId),
+    ...defined('maxPages', flags.maxPages),
+    ...defined('maxDepth', flags.maxDepth),
+    ...defined('scope', flags.scope as CrawlRequest['scope']),
+    ...defined('domains', flags.domain),
+    ...defined('includePrefixes', flags.includePrefix),
+    ...defined('exclude', flags.exclude),
+    ...defined('delayMs', flags.delayMs),
+    ...defined('maxRequestsPerSecond', flags.maxRps),
+    ...defined('perOriginConcurrency', flags.perOriginConcurrency),
+    ...defined('frontierMaxUrls', flags.frontierMaxUrls),
+    ...defined('userAgent', flags.userAgent),
+    ...defined('allowHosts', flags.allowHost),
+    ...defined('maxBodyBytes', flags.maxBodyBytes),
+    ...defined('render', flags.render as CrawlRequest['render']),
+    ...(flags.onlyDue ? { onlyDue: true } : {}),
+    // The LLM pass runs when this process's workers know an endpoint (the flag or the environment).
+    ...(flags.llmUrl || process.env.GLEANER_LLM_URL ? { llmSummaries: true } : {}),
+  };
+}
+
+/** An invalid request in the command line's words: `--max-pages: …`, `URL 2: …`. */
+export function usageErrorOf(error: InvalidCrawlSpecError): UsageError {
+  return new UsageError(error.issues.map(describeIssue).join('; '));
+}
+
+function describeIssue({ field, message }: CrawlSpecIssue): string {
+  const [head = '', index] = field.split('.');
+  if (head === 'seeds' && index !== undefined) return message;
+  if (head === 'domains' && message.startsWith('needs at least one host'))
+    return '--scope domains needs at least one --domain';
+  const flag = FLAG_OF[head];
+  return flag ? `${flag}: ${message}` : field ? `${field}: ${message}` : message;
+}
+
+function asUsage<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof InvalidCrawlSpecError) throw usageErrorOf(error);
+    throw error;
+  }
+}
+
+export function specFromFlags(urls: string[], flags: CrawlFlags): CrawlSpec {
+  return asUsage(() => buildCrawlSpec(crawlRequestFromFlags(urls, flags), flags.crawlId ?? newCrawlId()));
+}
+
+export function scheduledSpecFromFlags(urls: string[], flags: CrawlFlags): ScheduledCrawlSpec {
+  const { crawlId: _none, ...request } = crawlRequestFromFlags(urls, flags);
+  return asUsage(() => buildScheduledCrawlSpec(request));
+}

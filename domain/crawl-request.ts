@@ -1,0 +1,44 @@
+/**
+ * The one way a request becomes a crawl spec, below every entry point: `gleaner crawl`,
+ * `gleaner schedule create`, `POST /crawls` and `POST /schedules`. Requests use the spec's own
+ * field names (the CLI maps its flags to them once, in cli/crawl-flags.ts); every problem is an
+ * InvalidCrawlSpecError naming the field, which each entry point words for its users.
+ */
+import {
+  type CrawlSpec,
+  type CrawlSpecInput,
+  type CrawlSpecIssue,
+  InvalidCrawlSpecError,
+  parseCrawlSpec,
+} from './crawl-spec';
+import { canonicalizeUrl } from './url';
+
+/** A crawl request: the spec's fields, its id optional (the caller supplies one when it is absent). */
+export type CrawlRequest = CrawlSpecInput;
+
+/**
+ * Checks what the schema alone cannot (seeds are http(s) URLs, `scope: 'domains'` names a domain),
+ * then validates and fills defaults. `crawlId` is used when the request carries none.
+ */
+export function buildCrawlSpec(request: CrawlRequest, crawlId: string): CrawlSpec {
+  const issues: CrawlSpecIssue[] = [];
+  for (const [index, seed] of (Array.isArray(request.seeds) ? request.seeds : []).entries()) {
+    if (typeof seed === 'string' && !canonicalizeUrl(seed))
+      issues.push({ field: `seeds.${index}`, message: `not a valid http(s) URL: ${seed}` });
+  }
+  if (request.scope === 'domains' && (request.domains ?? []).length === 0) {
+    issues.push({ field: 'domains', message: 'needs at least one host when scope is "domains"' });
+  }
+  if (issues.length > 0) throw new InvalidCrawlSpecError(issues);
+  return parseCrawlSpec(request, crawlId);
+}
+
+/** What a schedule's action carries: every fire gets its own crawl id, so the spec has none. */
+export type ScheduledCrawlSpec = Omit<CrawlSpec, 'crawlId'>;
+
+/** The spec a schedule runs, validated exactly as a crawl started by hand would be. */
+export function buildScheduledCrawlSpec(request: Omit<CrawlRequest, 'crawlId'>): ScheduledCrawlSpec {
+  // A placeholder id only to pass validation: Temporal gives each fire its own.
+  const { crawlId: _placeholder, ...spec } = buildCrawlSpec({ ...request }, 'schedule-check');
+  return spec;
+}

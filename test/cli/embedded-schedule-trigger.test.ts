@@ -1,0 +1,110 @@
+/**
+ * Schedules on the embedded default with no `gleaner dev` running (issue 31): `schedule create`
+ * brings up the embedded Temporal on its on-disk state, creates the schedule, says when it fires
+ * and stops; `schedule trigger --wait --json` runs the crawl right there (workers in process) and
+ * prints the same summary as `gleaner crawl --wait --json`; the pages are in the store afterwards;
+ * list, describe, pause, unpause and delete work the same way.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgliteDatabase, readLock } from '../../db/pglite-database';
+import { addGeneratedPages } from '../../testbed/generated-site';
+import { runGleaner } from '../../testbed/gleaner-process';
+import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import type { CrawlSummary } from '../../workflows/messages';
+
+const PAGES = 3;
+let site: SiteServer;
+let home: string;
+
+beforeAll(async () => {
+  site = await serveSite(undefined);
+  addGeneratedPages(site, PAGES);
+  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
+});
+afterAll(async () => {
+  await site?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('gleaner schedule on the embedded default without `gleaner dev`', () => {
+  it('creates a schedule, says when it fires, and trigger --wait runs the crawl here', async () => {
+    const env = { GLEANER_HOME: home };
+    const lockFile = path.join(home, 'pgdata.lock');
+    const noProcessHoldsTheStore = () => expect(readLock(lockFile)).toBeUndefined();
+    noProcessHoldsTheStore();
+
+    const created = await runGleaner(
+      [
+        'schedule',
+        'create',
+        site.url,
+        '--every',
+        '1h',
+        '--id',
+        'docs',
+        '--allow-host',
+        '127.0.0.1',
+        '--delay-ms',
+        '0',
+      ],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout.trim()).toBe('docs');
+    expect(created.stderr).toContain(
+      `schedule docs created: every 1h, next run ${new Date().getUTCFullYear()}-`,
+    );
+    expect(created.stderr).toContain(
+      `fires only while \`gleaner dev\` or a gleaner worker runs against ${home}; ` +
+        '`gleaner schedule trigger docs --wait` runs it now',
+    );
+    noProcessHoldsTheStore();
+
+    const triggered = await runGleaner(['schedule', 'trigger', 'docs', '--wait', '--json'], env);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const summary = JSON.parse(triggered.stdout) as CrawlSummary & { failures: unknown[] };
+    expect(summary).toMatchObject({ status: 'completed', pagesFetched: PAGES, pagesIndexed: PAGES });
+    expect(summary.crawlId).toMatch(/^docs-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    // The same summary shape as `gleaner crawl --wait --json`, failures included.
+    expect(summary.failures).toEqual([]);
+    expect(site.log.filter((entry) => !isProtocolFile(entry.path))).toHaveLength(PAGES);
+    noProcessHoldsTheStore();
+
+    const described = await runGleaner(['schedule', 'describe', 'docs', '--json'], env);
+    expect(described.code, described.stderr).toBe(0);
+    expect(JSON.parse(described.stdout)).toMatchObject({
+      scheduleId: 'docs',
+      paused: false,
+      recentRuns: [{ crawlId: summary.crawlId }],
+    });
+    expect((await runGleaner(['schedule', 'pause', 'docs'], env)).code).toBe(0);
+    const unpaused = await runGleaner(['schedule', 'unpause', 'docs'], env);
+    expect(unpaused.code, unpaused.stderr).toBe(0);
+    expect(unpaused.stderr).toMatch(/schedule docs unpaused; every 1h, next run \S+; fires only while/);
+    const listed = await runGleaner(['schedule', 'list', '--json'], env);
+    expect(JSON.parse(listed.stdout).schedules).toMatchObject([{ scheduleId: 'docs', paused: false }]);
+    expect((await runGleaner(['schedule', 'delete', 'docs'], env)).code).toBe(0);
+    expect(JSON.parse((await runGleaner(['schedule', 'list', '--json'], env)).stdout).schedules).toEqual([]);
+
+    // The store holds the crawl: its record with the summary, and every page of the site.
+    noProcessHoldsTheStore();
+    const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
+    try {
+      const crawl = await db.query<{ status: string; summary: CrawlSummary }>(
+        'SELECT status, summary FROM crawls WHERE id = $1',
+        [summary.crawlId],
+      );
+      expect(crawl.rows[0]).toMatchObject({ status: 'completed', summary: { pagesFetched: PAGES } });
+      const pages = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pages WHERE crawl_id = $1 AND url LIKE $2',
+        [summary.crawlId, `${site.origin}/%`],
+      );
+      expect(pages.rows[0]?.n).toBe(PAGES);
+    } finally {
+      await db.close();
+    }
+  }, 900_000);
+});

@@ -1,0 +1,98 @@
+/**
+ * One spec builder below both entry points: the API body is a crawl request in the spec's own
+ * names, the CLI maps its flags to those names once; each words the builder's typed error for its
+ * users (the body field, the flag).
+ */
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../api/errors';
+import { badRequestOfSpec, specFromBody } from '../../api/routes/crawl-routes';
+import { crawlRequestFromFlags, scheduledSpecFromFlags, specFromFlags } from '../../cli/crawl-flags';
+import { UsageError } from '../../cli/errors';
+import { buildCrawlSpec } from '../../domain/crawl-request';
+import { InvalidCrawlSpecError } from '../../domain/crawl-spec';
+
+const SEED = 'https://docs.example.org/';
+
+/** The fields the API once renamed to CLI options and back, with the flag that sets each. */
+const RENAMED = {
+  domains: { flag: 'domain', value: ['example.org'], bad: [''] },
+  includePrefixes: { flag: 'includePrefix', value: ['https://docs.example.org/guide/'], bad: [''] },
+  allowHosts: { flag: 'allowHost', value: ['127.0.0.1'], bad: [''] },
+  maxRequestsPerSecond: { flag: 'maxRps', value: 2.5, bad: -1 },
+} as const;
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('the crawl request builder', () => {
+  it('takes the API body in the spec names and the CLI flags mapped once to the same spec', () => {
+    const body = {
+      seeds: [SEED],
+      crawlId: 'same',
+      scope: 'domains' as const,
+      ...Object.fromEntries(Object.entries(RENAMED).map(([field, { value }]) => [field, value])),
+    };
+    const fromBody = specFromBody(body);
+    const flags = Object.fromEntries(Object.values(RENAMED).map(({ flag, value }) => [flag, value]));
+    const fromFlags = specFromFlags([SEED], { ...flags, scope: 'domains', crawlId: 'same' });
+    expect(fromBody).toEqual(fromFlags);
+    for (const [field, { value }] of Object.entries(RENAMED)) {
+      expect(fromBody[field as keyof typeof fromBody], field).toEqual(value);
+    }
+    expect(crawlRequestFromFlags([SEED], { maxRps: 3 })).toEqual({ seeds: [SEED], maxRequestsPerSecond: 3 });
+  });
+
+  it('names the body field of every renamed field the API refuses', () => {
+    for (const [field, { bad }] of Object.entries(RENAMED)) {
+      const error = thrown(() => specFromBody({ seeds: [SEED], [field]: bad }));
+      expect(error, field).toBeInstanceOf(ApiError);
+      expect((error as ApiError).statusCode).toBe(400);
+      expect((error as ApiError).message, field).toMatch(new RegExp(`^body field "${field}(\\.0)?": `));
+    }
+    const seeds = thrown(() => specFromBody({ seeds: [SEED, 'ftp://example.org/'] })) as ApiError;
+    expect(seeds.message).toBe('body field "seeds.1": not a valid http(s) URL: ftp://example.org/');
+    const domains = thrown(() => specFromBody({ seeds: [SEED], scope: 'domains' })) as ApiError;
+    expect(domains.message).toBe('body field "domains": needs at least one host when scope is "domains"');
+  });
+
+  it('words the same typed error in flags on the command line', () => {
+    const flagOf = { domains: '--domain', includePrefixes: '--include-prefix', allowHosts: '--allow-host' };
+    for (const [field, flag] of Object.entries(flagOf)) {
+      const key = RENAMED[field as keyof typeof flagOf].flag;
+      const error = thrown(() => specFromFlags([SEED], { [key]: [''] }));
+      expect(error, field).toBeInstanceOf(UsageError);
+      expect((error as Error).message, field).toMatch(new RegExp(`^${flag}: `));
+    }
+    expect((thrown(() => specFromFlags([SEED], { maxRps: -1 })) as Error).message).toMatch(/^--max-rps: /);
+    expect((thrown(() => specFromFlags(['nope'], {})) as Error).message).toBe(
+      'not a valid http(s) URL: nope',
+    );
+    expect((thrown(() => specFromFlags([SEED], { scope: 'domains' })) as Error).message).toBe(
+      '--scope domains needs at least one --domain',
+    );
+  });
+
+  it('is one typed error, checked with instanceof, listing every problem with its field', () => {
+    const error = thrown(() =>
+      buildCrawlSpec({ seeds: ['x', SEED], maxPages: 0 }, 'c'),
+    ) as InvalidCrawlSpecError;
+    expect(error).toBeInstanceOf(InvalidCrawlSpecError);
+    expect(error.issues.map((issue) => issue.field)).toEqual(['seeds.0']);
+    const range = thrown(() => buildCrawlSpec({ seeds: [SEED], maxPages: 0 }, 'c')) as InvalidCrawlSpecError;
+    expect(range.issues.map((issue) => issue.field)).toEqual(['maxPages']);
+    expect(badRequestOfSpec(range).message).toMatch(/^body field "maxPages": /);
+  });
+
+  it('builds a schedule spec without a crawl id, validated like a crawl', () => {
+    const spec = scheduledSpecFromFlags([SEED], { maxPages: 5, crawlId: 'ignored' });
+    expect(spec).not.toHaveProperty('crawlId');
+    expect(spec.maxPages).toBe(5);
+    expect(thrown(() => scheduledSpecFromFlags([SEED], { maxPages: 0 }))).toBeInstanceOf(UsageError);
+  });
+});
