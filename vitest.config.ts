@@ -1,13 +1,85 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that assert bounds on time (CPU or wall) for work they do in their own process: linear-time
+ * growth checks, CPU budgets, fetch deadlines. They run last and alone, as every file ran before
+ * the suite was split, so nothing else on the two cores moves their figures.
+ */
+const TIMED = [
+  'test/domain/linear-time-properties.test.ts',
+  'test/domain/text-linear-time-properties.test.ts',
+  'test/extract/linear-time-properties.test.ts',
+  'test/domain/chunking.test.ts',
+  'test/domain/links.test.ts',
+  'test/domain/robots.test.ts',
+  'test/domain/sitemap.test.ts',
+  'test/extract/bad-input.test.ts',
+  'test/extract/extract-page.test.ts',
+  'test/embed/tokenizer.test.ts',
+  'test/activities/http/fetch-page.test.ts',
+  'test/activities/http/content-coding.test.ts',
+];
+
+/**
+ * Files that start no server, no browser and no Temporal or Postgres of their own: pure logic, the
+ * extraction pipeline, the embedding model, in-process PGlite. They run beside the integration files,
+ * on the second core.
+ */
+const UNIT = [
+  'test/domain/**/*.test.ts',
+  'test/extract/**/*.test.ts',
+  'test/embed/**/*.test.ts',
+  'test/export/**/*.test.ts',
+  'test/activities/http/**/*.test.ts',
+  'test/activities/render/**/*.test.ts',
+  'test/activities/robots-interpret.test.ts',
+  'test/activities/trap-budgets.test.ts',
+  'test/api/log-redaction.test.ts',
+  'test/cli/frontier-option.test.ts',
+  'test/cli/only-due.test.ts',
+  'test/db/store-files.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Integration tests start real servers; on two cores they run one file at a time.
+    // Vitest 3.2 sizes each pool (forks, threads) from the root config and shares it across the
+    // projects that use it; a project's own fileParallelism does not limit it. So: one worker per
+    // pool, and the unit and integration projects on different pools, two workers on two cores.
     fileParallelism: false,
-    pool: 'forks',
     // A skopt crawl runs the whole page pipeline (extract, chunk, embed ~700 chunks on two cores).
     testTimeout: 300_000,
     hookTimeout: 300_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: UNIT,
+          exclude: TIMED,
+          pool: 'threads',
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...UNIT, ...TIMED],
+          // Integration files start real servers and kill processes: one file at a time, each in
+          // a process of its own.
+          pool: 'forks',
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'timed',
+          include: TIMED,
+          pool: 'forks',
+          // Projects of one group run at the same time; a later group starts when it is done.
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
