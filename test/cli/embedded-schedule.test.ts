@@ -1,8 +1,8 @@
 /**
  * Schedules on the embedded default, as the runbook says: with `gleaner dev` running, `gleaner
  * schedule create` attaches to it, the schedule fires on dev's embedded Temporal and its crawls run
- * on dev's workers; `trigger --wait --json` prints the crawl summary; without `gleaner dev` the
- * command refuses (see test/integration/schedules.test.ts).
+ * on dev's workers; `trigger --wait --json` prints the crawl summary. Without `gleaner dev`:
+ * test/cli/embedded-schedule-trigger.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
