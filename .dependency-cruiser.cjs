@@ -153,6 +153,30 @@ module.exports = {
       to: { path: under(['testbed', 'bench', 'scripts']) },
     },
     {
+      name: 'product-declared-packages',
+      comment:
+        "The product loads only packages package.json names: another package's dependency can move or vanish on a fresh npm ci.",
+      severity: 'error',
+      from: { path: under(PRODUCT) },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'product-no-dev-packages',
+      comment:
+        'docker/ installs with --omit=dev: the product loads no devDependency at run time (type-only imports are erased).',
+      severity: 'error',
+      from: { path: under(PRODUCT) },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment:
+        'An import that resolves to nothing fails at run time, and tsc does not read the .js and .mjs files. The Crawlee reference crawl runs from a scratch folder that holds its package.',
+      severity: 'error',
+      from: { pathNot: '^bench/lib/crawlee-crawl[.]mjs$' },
+      to: { couldNotResolve: true },
+    },
+    {
       name: 'no-circular',
       comment: 'A circle of imports has no floor order: one side must move its shared piece down.',
       severity: 'error',
@@ -162,7 +186,7 @@ module.exports = {
   ],
   options: {
     // Run on `.`: everything but dot-folders (.tools, .gleaner), build output, data and documents.
-    exclude: { path: '^([.]|(dist|docs|docker|fixtures|patches|coverage|test/fixtures|test/golden)/)' },
+    exclude: { path: '^([.][^./]|(dist|docs|docker|fixtures|patches|coverage|test/fixtures|test/golden)/)' },
     doNotFollow: { path: 'node_modules' },
     // Type-only imports count as arrows (tsc drops them, but they still tie the layers together),
     // and the rules can tell them apart.
