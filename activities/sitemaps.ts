@@ -8,13 +8,14 @@
  *
  * Bounds: each file at most 50 MB on the wire and 50 MB after gunzip (streamed, so a gzip bomb is
  * cut at the limit), 50,000 entries per file, `maxSitemaps` files and `maxUrlsPerOrigin` claims.
- * Requests go out one at a time, robots.txt checked first, `delayMs` apart.
+ * Requests go out one at a time, robots.txt checked first, `delayMs` from each response's end to
+ * the next request (`politeness-wait.ts`).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
 import { isCrawlable } from '../domain/crawlable';
+import { DEFAULT_DELAY_MS } from '../domain/politeness/gap';
 import {
   createSitemapParser,
   looksLikeXml,
@@ -26,8 +27,10 @@ import {
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { checkPageLimit, keysetPage } from './claim-paging';
 import { describeFailure } from './fetch-and-store';
+import { withHeartbeat } from './heartbeat';
 import { fetchPage } from './http/fetch-page';
 import type { FetchOk } from './http/fetch-result';
+import { abortableSleep, RequestSpacing } from './politeness-wait';
 import { createRobotsPolicy, type RobotsPolicy } from './robots-policy';
 import { compileSpecScope } from './scope-cache';
 import type {
@@ -47,11 +50,9 @@ export const SITEMAP_CONTENT_TYPES: readonly string[] = [
 ];
 const DEFAULT_MAX_SITEMAPS = 50;
 const DEFAULT_MAX_URLS_PER_ORIGIN = 50_000;
-const DEFAULT_DELAY_MS = 1000;
 const CLAIM_BATCH = 1000;
 const MAX_ERRORS = 5;
 const TEXT_CHUNK_CHARS = 64 * 1024;
-const HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**
  * The frontier order of sitemap claims, all ascending so one btree serves it and keyset paging is
@@ -157,95 +158,97 @@ export async function ingestSitemapsCore(
   enqueue(`${origin}/sitemap.xml`, undefined, true);
 
   const accepted = new Set<string>();
-  const beat = setInterval(() => hooks.heartbeat(progress()), HEARTBEAT_INTERVAL_MS);
   const progress = () => ({ sitemapsFetched: result.sitemapsFetched, urlsClaimed: result.urlsClaimed });
-  try {
-    hooks.heartbeat(progress());
-    let requested = 0;
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      const sitemap = next;
-      const verdict = await deps.robots.check(sitemap.url, originOf(sitemap.url), fetchOptions);
-      if (!verdict.allowed) {
-        if (!sitemap.guessed) fail(`sitemap ${sitemap.url} is disallowed by robots.txt`);
-        continue;
-      }
-      if (requested > 0 && limits.delayMs > 0)
-        await sleep(limits.delayMs, undefined, { signal: hooks.signal });
-      requested++;
-      const fetched = await fetchPage(sitemap.url, {
-        ...fetchOptions,
-        allowedContentTypes: SITEMAP_CONTENT_TYPES,
-        maxBodyBytes: SITEMAP_MAX_BYTES,
-        maxRedirects: spec.maxRedirects,
-      });
-      const outcome = fetched.kind === 'ok' ? undefined : describeFailure(fetched);
-      await deps.db.query(
-        `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, total_ms, error, started_at)
+  // One request at a time, the gap from each response's end to the next request; the first waits
+  // nothing: the origin workflow waited the gap before it started this activity.
+  const spacing = new RequestSpacing(abortableSleep(hooks.signal));
+  // A beat up front too: a retry reads how far an earlier attempt got.
+  hooks.heartbeat(progress());
+  await withHeartbeat(
+    async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const sitemap = next;
+        const verdict = await deps.robots.check(sitemap.url, originOf(sitemap.url), fetchOptions);
+        if (!verdict.allowed) {
+          if (!sitemap.guessed) fail(`sitemap ${sitemap.url} is disallowed by robots.txt`);
+          continue;
+        }
+        // Every sitemap request counts against the activity's origin, wherever the sitemap lives.
+        await spacing.wait(origin, limits.delayMs);
+        const fetched = await fetchPage(sitemap.url, {
+          ...fetchOptions,
+          allowedContentTypes: SITEMAP_CONTENT_TYPES,
+          maxBodyBytes: SITEMAP_MAX_BYTES,
+          maxRedirects: spec.maxRedirects,
+        }).finally(() => spacing.ended(origin));
+        const outcome = fetched.kind === 'ok' ? undefined : describeFailure(fetched);
+        await deps.db.query(
+          `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, total_ms, error, started_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, to_timestamp($9 / 1000.0))`,
-        [
-          input.crawlId,
-          sitemap.url,
-          fetched.finalUrl,
-          `sitemap-${fetched.kind}`,
-          fetched.status ?? null,
-          fetched.bytes,
-          Math.round(fetched.timings.totalMs),
-          outcome ?? null,
-          fetched.timings.startedAtMs,
-        ],
-      );
-      if (fetched.kind !== 'ok') {
-        const missing =
-          (fetched.kind === 'http-error' && (fetched.status === 404 || fetched.status === 410)) ||
-          fetched.kind === 'unsupported-content-type';
-        if (!(sitemap.guessed && missing)) fail(`sitemap ${sitemap.url}: ${outcome}`);
-        continue;
-      }
-      result.sitemapsFetched++;
-
-      let pending: Candidate[] = [];
-      const flush = async () => {
-        if (pending.length === 0) return;
-        const batch = pending;
-        pending = [];
-        result.urlsClaimed += await claim(deps.db, input.crawlId, origin, sitemap.url, batch);
-        hooks.heartbeat(progress());
-      };
-      const onUrl = (entry: SitemapEntry): boolean => {
-        result.urlsSeen++;
-        const url = canonicalizeUrl(entry.loc, sitemap.url);
-        if (url === null || accepted.has(url) || originOf(url) !== origin) return true;
-        if (!isCrawlable(url, inScope)) return true;
-        if (accepted.size >= limits.maxUrlsPerOrigin) {
-          result.truncated = true;
-          return false;
+          [
+            input.crawlId,
+            sitemap.url,
+            fetched.finalUrl,
+            `sitemap-${fetched.kind}`,
+            fetched.status ?? null,
+            fetched.bytes,
+            Math.round(fetched.timings.totalMs),
+            outcome ?? null,
+            fetched.timings.startedAtMs,
+          ],
+        );
+        if (fetched.kind !== 'ok') {
+          const missing =
+            (fetched.kind === 'http-error' && (fetched.status === 404 || fetched.status === 410)) ||
+            fetched.kind === 'unsupported-content-type';
+          if (!(sitemap.guessed && missing)) fail(`sitemap ${sitemap.url}: ${outcome}`);
+          continue;
         }
-        accepted.add(url);
-        pending.push({ url, priority: entry.priority ?? null, lastmod: entry.lastmod ?? null });
-        return true;
-      };
-      const onEntry = (entry: SitemapEntry): boolean => {
-        if (entry.kind === 'sitemap') {
-          enqueue(entry.loc, sitemap.url, false);
+        result.sitemapsFetched++;
+
+        let pending: Candidate[] = [];
+        const flush = async () => {
+          if (pending.length === 0) return;
+          const batch = pending;
+          pending = [];
+          result.urlsClaimed += await claim(deps.db, input.crawlId, origin, sitemap.url, batch);
+          hooks.heartbeat(progress());
+        };
+        const onUrl = (entry: SitemapEntry): boolean => {
+          result.urlsSeen++;
+          const url = canonicalizeUrl(entry.loc, sitemap.url);
+          if (url === null || accepted.has(url) || originOf(url) !== origin) return true;
+          if (!isCrawlable(url, inScope)) return true;
+          if (accepted.size >= limits.maxUrlsPerOrigin) {
+            result.truncated = true;
+            return false;
+          }
+          accepted.add(url);
+          pending.push({ url, priority: entry.priority ?? null, lastmod: entry.lastmod ?? null });
           return true;
-        }
-        return onUrl(entry);
-      };
+        };
+        const onEntry = (entry: SitemapEntry): boolean => {
+          if (entry.kind === 'sitemap') {
+            enqueue(entry.loc, sitemap.url, false);
+            return true;
+          }
+          return onUrl(entry);
+        };
 
-      const problem = await parseBody(fetched, onEntry, async () => {
-        if (pending.length >= CLAIM_BATCH) await flush();
-      });
-      await flush();
-      if (problem.truncated) result.truncated = true;
-      if (problem.error) fail(`sitemap ${sitemap.url}: ${problem.error}`);
-      if (accepted.size >= limits.maxUrlsPerOrigin && queue.length > 0) {
-        result.truncated = true;
-        break;
+        const problem = await parseBody(fetched, onEntry, async () => {
+          if (pending.length >= CLAIM_BATCH) await flush();
+        });
+        await flush();
+        if (problem.truncated) result.truncated = true;
+        if (problem.error) fail(`sitemap ${sitemap.url}: ${problem.error}`);
+        if (accepted.size >= limits.maxUrlsPerOrigin && queue.length > 0) {
+          result.truncated = true;
+          break;
+        }
       }
-    }
-  } finally {
-    clearInterval(beat);
-  }
+    },
+    { intervalMs: 2_000, heartbeat: hooks.heartbeat, details: progress },
+  );
   const total = await deps.db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM crawl_urls WHERE crawl_id = $1 AND origin = $2 AND source = 'sitemap'`,
     [input.crawlId, origin],

@@ -14,8 +14,10 @@ import { createHash } from 'node:crypto';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fetchPage } from '../activities/http/fetch-page';
+import { abortableSleep, RequestSpacing } from '../activities/politeness-wait';
 import { createRobotsPolicy, type RobotsPolicy } from '../activities/robots-policy';
 import type { Database } from '../db/database';
+import { originGapMs } from '../domain/politeness/gap';
 import { evaluate } from '../domain/robots';
 import { type ImageExtension, sniffImage } from './image-sniff';
 import { ASSETS_DIR, compareCodePoints } from './tree-paths';
@@ -55,7 +57,8 @@ export class AssetStore {
   readonly stats = { fetched: 0, reused: 0 };
   private readonly outcomes = new Map<string, Outcome>();
   private readonly referrers = new Map<string, Set<string>>();
-  private readonly lastRequestEndMs = new Map<string, number>();
+  /** The origin's gap between two image requests, from each response's end (politeness-wait.ts). */
+  private readonly spacing = new RequestSpacing(abortableSleep());
   private readonly robots: RobotsPolicy;
   /** Images stored but not written for one host's pages (the file could not be written there). */
   private readonly unwritten: AssetProblem[] = [];
@@ -203,29 +206,24 @@ export class AssetStore {
   ): Promise<{ stored: Stored; body: Buffer } | Omit<AssetProblem, 'pages' | 'url'>> {
     const origin = new URL(url).origin;
     const robotsOptions = { userAgent: this.options.userAgent, allowHosts: this.options.allowHosts };
-    let gapMs = this.options.delayMs;
+    let gapMs: number;
     try {
       const record = await this.robots.load(origin, robotsOptions, true);
       const verdict = evaluate(record.rules, url, this.options.userAgent);
       if (!verdict.allowed) {
         return { kind: 'refused', reason: record.error ?? 'disallowed by robots.txt' };
       }
-      gapMs = Math.max(gapMs, this.robots.crawlDelayMs(record, this.options.userAgent) ?? 0);
+      gapMs = originGapMs(this.options.delayMs, this.robots.crawlDelayMs(record, this.options.userAgent));
     } catch (error) {
       return { kind: 'broken', reason: `robots.txt could not be read: ${(error as Error).message}` };
     }
-    const last = this.lastRequestEndMs.get(origin);
-    if (last !== undefined) {
-      const waitMs = last + gapMs - Date.now();
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
+    await this.spacing.wait(origin, gapMs);
     const result = await fetchPage(url, {
       userAgent: this.options.userAgent,
       allowHosts: this.options.allowHosts,
       allowedContentTypes: ['image/*'],
       maxBodyBytes: this.options.maxAssetBytes,
-    });
-    this.lastRequestEndMs.set(origin, Date.now());
+    }).finally(() => this.spacing.ended(origin));
     switch (result.kind) {
       case 'ok': {
         const ext = sniffImage(result.body);
