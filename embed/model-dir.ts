@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gleanerHome } from '../infra/gleaner-home';
 import { toolsDir } from '../infra/tools-dir';
 
 /**
@@ -48,11 +49,6 @@ export interface ModelDirOptions {
    * is found. @default process.env.GLEANER_MODEL_DOWNLOAD === '1'
    */
   download?: boolean;
-}
-
-/** Same rule as infra/runtime's gleanerHome(), which this module does not import: it pulls in the workers. */
-function gleanerHome(): string {
-  return path.resolve(process.env.GLEANER_HOME ?? '.gleaner');
 }
 
 export function provisionedModelDir(name: string = DEFAULT_MODEL_NAME): string {
