@@ -1,53 +1,66 @@
 /**
- * `npm run bench:cold-search [-- --runs 5 --variants build,tsx --query "…" --k 5]`
+ * `npm run bench:cold-search [-- --runs 7 --variants path,node --query "…" --k 5 --baseline DIR]`
  *
- * Wall and CPU time of a cold `gleaner search` on the embedded store: each run is a fresh
- * `node bin/gleaner.js search <query> --k 5` process, exactly what a person types, timed by bash's
- * `time` (real, and user + sys of the process and its threads). Variants, interleaved run by run so
- * both see the same machine:
- *  - `build`: the default; starts from the compiled CLI (dist/cli/) when it is current;
- *  - `tsx`: GLEANER_NO_BUILD=1, the sources through tsx's loader (what every run did before);
- *  - `baseline` (with `--baseline DIR`): another checkout's bin/gleaner.js on the same store, e.g. the
- *    commit before a change (`git archive <commit> | tar -x -C DIR`, node_modules and .tools linked).
- * The one-minute load average is printed beside every run: on a shared two-core machine other jobs
- * change the wall time far more than any change here. Each variant's output must be byte-identical
- * to the first run's, or the bench fails.
+ * Wall and CPU time of a cold `gleaner search` on the embedded store: each run is a fresh process,
+ * started the way a person starts it, timed by bash's `time` (real, and user + sys of the process,
+ * its threads and its children). Variants, interleaved run by run so all see the same machine:
+ *  - `path`: `gleaner search …`, the `gleaner` on the PATH: the README's way (setup links it to this
+ *    checkout's bin/gleaner.js; the bench refuses one that leads elsewhere);
+ *  - `node`: `node bin/gleaner.js search …`;
+ *  - `npx`: `npx gleaner search …` in this checkout (npm's own start-up included);
+ *  - `tsx`: `node bin/gleaner.js` with GLEANER_NO_BUILD=1, the sources through tsx's loader;
+ *  - `baseline` (with `--baseline DIR`): `node DIR/bin/gleaner.js search …` on the same store, e.g.
+ *    the commit before a change (`git archive <commit> | tar -x -C DIR`, node_modules and .tools
+ *    linked; build DIR's dist/ there if it has one);
+ *  - `baseline-npx`: `npx gleaner search …` in DIR (the README's way before `gleaner` was linked).
+ * Each variant's output must be byte-identical to the first run's, or the bench fails. The load
+ * average is printed beside every run and the CPU's model and vector flags at the top: on a shared
+ * two-core machine other jobs move the wall time more than most changes do.
  *
  * Needs a filled store: `npm run demo` first (or GLEANER_HOME pointing at one), and no other gleaner
  * process holding it (a running `gleaner dev` would be attached to instead of opening the store).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const VARIANTS = {
-  build: {},
-  tsx: { GLEANER_NO_BUILD: '1' },
-  baseline: {},
-} as const satisfies Record<string, Record<string, string>>;
-type Variant = keyof typeof VARIANTS;
+const BIN = path.join(ROOT, 'bin', 'gleaner.js');
+const VARIANTS = ['path', 'node', 'npx', 'tsx', 'baseline', 'baseline-npx'] as const;
+type Variant = (typeof VARIANTS)[number];
 
 const { values } = parseArgs({
   options: {
-    runs: { type: 'string', default: '5' },
-    variants: { type: 'string', default: 'build,tsx' },
+    runs: { type: 'string', default: '7' },
+    variants: { type: 'string', default: 'path,node' },
     query: { type: 'string', default: 'how do I stop the optimization when a time budget runs out' },
     k: { type: 'string', default: '5' },
     baseline: { type: 'string' },
   },
 });
 const runs = Number.parseInt(values.runs, 10);
+if (!(runs >= 1)) throw new Error(`--runs must be a positive integer, not ${values.runs}`);
 const variants = values.variants.split(',').map((name) => {
-  if (!(name in VARIANTS))
-    throw new Error(`unknown variant ${name}; expected ${Object.keys(VARIANTS).join(', ')}`);
-  if (name === 'baseline' && !values.baseline) throw new Error('the baseline variant needs --baseline DIR');
+  if (!(VARIANTS as readonly string[]).includes(name))
+    throw new Error(`unknown variant ${name}; expected ${VARIANTS.join(', ')}`);
+  if (name.startsWith('baseline') && !values.baseline)
+    throw new Error(`the ${name} variant needs --baseline DIR`);
   return name as Variant;
 });
 const home = path.resolve(process.env.GLEANER_HOME ?? path.join(ROOT, '.gleaner'));
+
+/** The shell command each variant runs; $Q and $K are the query and k, $BASE the baseline checkout. */
+const COMMANDS: Record<Variant, string> = {
+  path: 'gleaner search "$Q" --k "$K"',
+  node: `node ${JSON.stringify(BIN)} search "$Q" --k "$K"`,
+  npx: 'npx gleaner search "$Q" --k "$K"',
+  tsx: `GLEANER_NO_BUILD=1 node ${JSON.stringify(BIN)} search "$Q" --k "$K"`,
+  baseline: 'node "$BASE/bin/gleaner.js" search "$Q" --k "$K"',
+  'baseline-npx': 'cd "$BASE" && npx gleaner search "$Q" --k "$K"',
+};
 
 interface Timing {
   wallS: number;
@@ -57,27 +70,19 @@ interface Timing {
 
 function runOnce(variant: Variant): { timing: Timing; stdout: string } {
   const load1 = os.loadavg()[0] as number;
-  const result = spawnSync(
-    'bash',
-    ['-c', 'TIMEFORMAT="%R %U %S"; time node bin/gleaner.js search "$Q" --k "$K" '],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        ...VARIANTS[variant],
-        // The store is named explicitly, so a baseline checkout elsewhere opens the same one.
-        GLEANER_HOME: home,
-        BIN:
-          variant === 'baseline'
-            ? path.join(path.resolve(values.baseline as string), 'bin', 'gleaner.js')
-            : path.join(ROOT, 'bin', 'gleaner.js'),
-        Q: values.query,
-        K: values.k,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const result = spawnSync('bash', ['-c', `TIMEFORMAT="%R %U %S"; time { ${COMMANDS[variant]}; }`], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      // The store is named explicitly, so a baseline checkout elsewhere opens the same one.
+      GLEANER_HOME: home,
+      BASE: values.baseline ? path.resolve(values.baseline) : '',
+      Q: values.query,
+      K: values.k,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (result.status !== 0) throw new Error(`search (${variant}) failed: ${result.stderr}`);
   const timeLine = result.stderr.trim().split('\n').at(-1) ?? '';
   const [real, user, sys] = timeLine.split(' ').map(Number);
@@ -94,6 +99,39 @@ function median(xs: number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** The CPU's model and the vector extensions that matter here (the embedder's int8 products). */
+function cpuLine(): string {
+  const info = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.+)$/m.exec(info)?.[1] ?? 'unknown CPU';
+  const flags = new Set(/^flags\s*:\s*(.+)$/m.exec(info)?.[1]?.split(' ') ?? []);
+  const shown = ['avx2', 'fma', 'avx512f', 'avx512bw', 'avx512_vnni', 'avx_vnni'].filter((f) => flags.has(f));
+  return `${model}; ${os.availableParallelism()} cores; flags ${shown.join(' ') || 'none of avx2/avx512'}`;
+}
+
+/** Where `gleaner` on the PATH leads; the `path` variant must reach this checkout. */
+function gleanerOnPath(): string {
+  const found = spawnSync('bash', ['-c', 'command -v gleaner'], { encoding: 'utf8' }).stdout.trim();
+  if (!found)
+    throw new Error(
+      'no gleaner on the PATH: run `npm run setup` (it links one), or leave out the path variant',
+    );
+  const target = realpathSync(found);
+  if (target !== realpathSync(BIN))
+    throw new Error(`gleaner on the PATH (${found}) leads to ${target}, not this checkout's ${BIN}`);
+  return found;
+}
+
+/** bin/current-build.js's verdict, the one bin/gleaner.js acts on. */
+function buildIsCurrent(): boolean {
+  return spawnSync(process.execPath, [path.join(ROOT, 'bin', 'current-build.js')]).status === 0;
+}
+
+const loadNow = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
 if (!existsSync(path.join(home, 'pgdata'))) {
   throw new Error(`no embedded store in ${home}: run \`npm run demo\` first, or set GLEANER_HOME`);
 }
@@ -103,14 +141,15 @@ if (existsSync(path.join(home, 'pgdata.lock'))) {
   );
 }
 process.stdout.write(
-  `cold gleaner search, ${runs} runs per variant (${variants.join(', ')}), ${os.availableParallelism()} cores, store ${home}\n`,
+  `cold gleaner search, ${runs} runs per variant (${variants.join(', ')}), store ${home}\n`,
 );
+process.stdout.write(`cpu: ${cpuLine()}; node ${process.version}\n`);
 process.stdout.write(
-  `query "${values.query}" --k ${values.k}; load average at start ${os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ')}\n`,
+  `compiled CLI (dist/cli/): ${buildIsCurrent() ? 'current' : 'STALE or missing: `npm run build` first, or these figures are the tsx fallback'}\n`,
 );
+if (variants.includes('path')) process.stdout.write(`gleaner on the PATH: ${gleanerOnPath()}\n`);
+for (const variant of variants) process.stdout.write(`  ${variant.padEnd(12)} ${COMMANDS[variant]}\n`);
+process.stdout.write(`query "${values.query}" --k ${values.k}; load average at start ${loadNow()}\n`);
 
 const timings = new Map<Variant, Timing[]>(variants.map((variant) => [variant, []]));
 let expected: string | undefined;
@@ -121,21 +160,17 @@ for (let run = 1; run <= runs; run++) {
     if (stdout !== expected) throw new Error(`the ${variant} output differs from the first run's`);
     timings.get(variant)?.push(timing);
     process.stdout.write(
-      `run ${run} ${variant.padEnd(5)}  wall ${timing.wallS.toFixed(2)} s  cpu ${timing.cpuS.toFixed(2)} s  load1 ${timing.load1.toFixed(2)}\n`,
+      `run ${run} ${variant.padEnd(12)}  wall ${timing.wallS.toFixed(2)} s  cpu ${timing.cpuS.toFixed(2)} s  load1 ${timing.load1.toFixed(2)}\n`,
     );
   }
 }
-process.stdout.write('\nvariant  wall median (min)   cpu median (min)   load1 median\n');
+process.stdout.write('\nvariant   wall p50 (min-max)      cpu p50 (min-max)      load1 p50\n');
 for (const [variant, list] of timings) {
   const wall = list.map((t) => t.wallS);
   const cpu = list.map((t) => t.cpuS);
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
   process.stdout.write(
-    `${variant.padEnd(7)}  ${median(wall).toFixed(2)} s (${Math.min(...wall).toFixed(2)})      ${median(cpu).toFixed(2)} s (${Math.min(...cpu).toFixed(2)})     ${median(list.map((t) => t.load1)).toFixed(2)}\n`,
+    `${variant.padEnd(12)}  ${median(wall).toFixed(2)} s (${range(wall)})   ${median(cpu).toFixed(2)} s (${range(cpu)})   ${median(list.map((t) => t.load1)).toFixed(2)}\n`,
   );
 }
-process.stdout.write(
-  `load average at end ${os
-    .loadavg()
-    .map((x) => x.toFixed(2))
-    .join(' ')}\n`,
-);
+process.stdout.write(`load average at end ${loadNow()}\n`);
