@@ -166,7 +166,11 @@ setup_cli_build() {
 setup_link() {
   local dir="${GLEANER_LINK_DIR:-}"
   if [ -z "$dir" ]; then
-    if [ "$(id -u)" = 0 ]; then dir=/usr/local/bin; else dir="${HOME:?}/.local/bin"; fi
+    if [ "$(id -u)" = 0 ]; then dir=/usr/local/bin; else dir="${HOME:-}/.local/bin"; fi
+  fi
+  if [ "$dir" = /.local/bin ]; then
+    log "no HOME to put a gleaner link in: run node $ROOT/bin/gleaner.js (or set GLEANER_LINK_DIR)"
+    return
   fi
   [ "$dir" = none ] && return
   local link="$dir/gleaner" target="$ROOT/bin/gleaner.js"
@@ -177,7 +181,10 @@ setup_link() {
     return
   else
     if [ -L "$link" ]; then log "moving $link from $(readlink "$link") to this checkout"; fi
-    mkdir -p "$dir" && ln -sfn "$target" "$link" || die "could not link $link (set GLEANER_LINK_DIR to a folder you can write, or GLEANER_LINK_DIR=none)"
+    if ! { mkdir -p "$dir" && ln -sfn "$target" "$link"; }; then
+      log "WARNING: could not link $link: run node $target (or set GLEANER_LINK_DIR to a folder you can write)"
+      return
+    fi
     log "gleaner on the PATH: $link -> $target"
   fi
   case ":$PATH:" in
