@@ -21,7 +21,7 @@
  *   activities/types.ts -> workflows/messages.ts   CrawlSummary lives in domain/crawl-messages.ts
  *   db/pglite-database.ts -> infra/logger.ts       the socket door's log is handed in by its opener
  *                                                  (the free-port import the issue names was gone)
- *   api/routes/crawl-routes.ts -> cli/crawl-command.ts   the API builds its spec below cli/
+ *   api/routes/crawl-routes.ts -> cli/crawl-command.ts   both build specs in domain/crawl-request.ts
  *   activities/types.ts <-> activities/page-batches.ts   the batch shapes live in types.ts
  *
  * test/ holds only test files: nothing outside it imports them (shared helpers are in testbed/).
