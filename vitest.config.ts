@@ -21,9 +21,9 @@ const TIMED = [
 ];
 
 /**
- * Files that start no server, no browser and no Temporal or Postgres of their own: pure logic, the
- * extraction pipeline, the embedding model, in-process PGlite. They run beside the integration files,
- * on the second core.
+ * Files that start no Temporal, no native Postgres and no browser: pure logic, the extraction
+ * pipeline, the embedding model, in-process PGlite, `gleaner` commands that need neither (robots,
+ * search, export). They run beside the integration files, on the second core.
  */
 const UNIT = [
   'test/domain/**/*.test.ts',
@@ -34,10 +34,20 @@ const UNIT = [
   'test/activities/render/**/*.test.ts',
   'test/activities/robots-interpret.test.ts',
   'test/activities/trap-budgets.test.ts',
+  'test/activities/page-content.test.ts',
+  'test/activities/page-batches.test.ts',
+  'test/activities/recrawl-store.test.ts',
+  'test/activities/summarize-llm.test.ts',
   'test/api/log-redaction.test.ts',
   'test/cli/frontier-option.test.ts',
   'test/cli/only-due.test.ts',
+  'test/cli/robots-command.test.ts',
+  'test/cli/export-command.test.ts',
   'test/db/store-files.test.ts',
+  'test/db/pglite-store.test.ts',
+  'test/db/socket-auth.test.ts',
+  'test/infra/llm-api-key.test.ts',
+  'test/search/search-command.test.ts',
 ];
 
 export default defineConfig({
