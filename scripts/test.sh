@@ -5,9 +5,23 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh
+# Typecheck and lint at the same time (two cores); each one's output is printed whole when it ends.
+checks=$(mktemp -d)
+trap 'rm -rf "$checks"' EXIT
+npx tsc --noEmit -p tsconfig.json >"$checks/typecheck" 2>&1 &
+typecheck=$!
+npm run lint >"$checks/lint" 2>&1 &
+lint=$!
+failed=0
 echo "[test] typecheck"
-npx tsc --noEmit -p tsconfig.json
+wait "$typecheck" || failed=1
+cat "$checks/typecheck"
 echo "[test] lint and format"
-npm run lint
+wait "$lint" || failed=1
+cat "$checks/lint"
+if [ "$failed" -ne 0 ]; then
+  echo "[test] typecheck or lint failed" >&2
+  exit 1
+fi
 echo "[test] vitest"
 npx vitest run "$@"
