@@ -6,11 +6,11 @@
  * resource type, robots.txt) and the SSRF guard before anything is sent to it: Chromium does not
  * route the follow-up of a fulfilled redirect, so handing it a 3xx would let it go out by itself.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { originOf } from '../../domain/url';
 import { fetchPage } from '../http/fetch-page';
 import type { FetchPageResult } from '../http/fetch-result';
 import type { Resolver } from '../http/ssrf-guard';
+import { abortableSleep, RequestSpacing } from '../politeness-wait';
 import type { RobotsPolicy } from '../robots-policy';
 import { createRequestGuard, type RequestGuard } from './request-guard';
 import { SubresourceCache } from './subresource-cache';
@@ -106,8 +106,10 @@ export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNet
   const maxRedirects = options.maxRedirects ?? 5;
   const slots = limiter(options.maxConcurrent ?? 1);
   const minGapMs = options.minGapMs ?? 0;
-  // When the last response to this page's requests ended; undefined before the first one.
-  let lastEndedMs: number | undefined;
+  // The gap from the end of each response to this page's requests to the next (politeness-wait.ts):
+  // all of them count against the page's origin, the one whose workflow waited before the render.
+  const spacing = new RequestSpacing(abortableSleep(signal));
+  const PAGE = 'page';
   const guards = new Map<string, RequestGuard>();
   // Sub-resources belong to the origin the page's document finally came from.
   let pageOrigin: string | undefined;
@@ -149,16 +151,15 @@ export function createBrowserNetwork(options: BrowserNetworkOptions): BrowserNet
       const cached = cacheable ? options.cache?.get(url) : undefined;
       if (cached) return { kind: 'response', url, ...cached, redirects };
       const fetched = await slots(async () => {
-        if (lastEndedMs !== undefined && minGapMs > 0) {
-          const startAtMs = lastEndedMs + minGapMs;
-          if (!request.isNavigation && options.sendByMs !== undefined && startAtMs > options.sendByMs)
-            return undefined;
-          if (startAtMs > Date.now()) await sleep(startAtMs - Date.now(), undefined, { signal });
-        }
+        // A turn (its gap waited) past the page's time budget is refused rather than waited for.
+        const turnAtMs = Date.now() + spacing.leftMs(PAGE, minGapMs);
+        const late = !request.isNavigation && options.sendByMs !== undefined && turnAtMs > options.sendByMs;
+        if (minGapMs > 0 && late) return undefined;
+        await spacing.wait(PAGE, minGapMs);
         try {
           return await sendOne(url, request);
         } finally {
-          lastEndedMs = Date.now();
+          spacing.ended(PAGE);
         }
       });
       if (!fetched)
