@@ -4,6 +4,12 @@
  * path is named with the recorded histories that take it (test/fixtures/histories, replayed by
  * test/workflows/replay.test.ts); a path may go only when no recorded history takes it and no crawl
  * that can still be running began on it.
+ *
+ * Replay compares the commands in order, not how they are grouped into workflow tasks, so only a
+ * change of order or of where continue-as-new lands shows (test/workflows/crawl-generations.test.ts):
+ * dropping the path before quota-first fails crawl-many-origins-chunked.json; dropping the other two
+ * fails no recorded history. They stay anyway: a crawl begun before them that has not continued as
+ * new since (one paused for days, say) would meet its continue-as-new check at other points.
  */
 import { patched } from '@temporalio/workflow';
 
@@ -12,7 +18,7 @@ export interface CrawlGeneration {
    * `crawl-concurrent-effects-v1`: commands to many origins go out together, several per workflow
    * task (a crawl of 1,000 origins started them one round trip at a time, and quota grants queued
    * behind). Runs without it handle one inbox event per turn, each command awaited alone, and tell
-   * their origins to finish one by one: crawl.v1.json to crawl.v6.json.
+   * their origins to finish one by one: crawl.v1.json to crawl.v6.json, crawl-many-origins-one-by-one.json.
    */
   concurrentEffects: boolean;
   /**
@@ -20,15 +26,16 @@ export interface CrawlGeneration {
    * before new origins are started (STARTS_PER_TURN a turn), and a task's commands are packed by
    * payload size: each origin needs the crawl once before its first page instead of twice, and pages
    * flow while a big crawl is still starting origins. Runs with concurrent effects but without it
-   * (16 commands a task, origins ask for their first quota): crawl.v7.json.
+   * (16 commands a task, origins ask for their first quota, events in arrival order):
+   * crawl.v7.json, crawl-many-origins-chunked.json.
    */
   quotaFirst: boolean;
   /**
    * `crawl-finish-turns-v1`: origins are finished a turn at a time with the continue-as-new check
    * between turns: finishing them all in one run added ~4 events per origin past the threshold (8,337
    * events at 1,000 origins; Temporal's hard limit of 51,200 at about 11,000). Runs with quota first
-   * but without it (every origin told at once, final reports in the same run): crawl.json. Runs with
-   * it: crawl-finish.json and crawl-finish-start.json.
+   * but without it (every origin told at once, final reports in the same run): crawl.json,
+   * crawl-many-origins-quota-first.json. Runs with it: crawl-finish.json and crawl-finish-start.json.
    */
   finishInTurns: boolean;
 }

@@ -28,10 +28,22 @@ import { type CrawlGeneration, crawlGeneration } from './crawl-generations';
 
 export type { CrawlState } from '../domain/crawl-state';
 
-export async function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
+export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState): Promise<CrawlSummary> {
+  return runCrawl(input, carried, crawlGeneration);
+}
+
+/**
+ * The crawl on the generation `generationOf` picks (once the spec has parsed). Tests pass one with
+ * an older path dropped to show which recorded history still takes it.
+ */
+export async function runCrawl(
+  input: CrawlSpecInput,
+  carried: CrawlState | undefined,
+  generationOf: () => CrawlGeneration,
+): Promise<CrawlSummary> {
   const spec = parseCrawlInput(input);
   const state = carried ?? newCrawlState(Date.now(), spec.maxPages);
-  const generation = crawlGeneration();
+  const generation = generationOf();
   const crawl = crawlEffects(
     spec,
     state,

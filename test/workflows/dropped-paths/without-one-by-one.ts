@@ -1,0 +1,20 @@
+/**
+ * The crawl workflow with its oldest path dropped (`crawl-concurrent-effects-v1` deprecated: commands
+ * always go out together), as a removal would leave it; for crawl-generations.test.ts.
+ */
+import { deprecatePatch, patched } from '@temporalio/workflow';
+import type { CrawlSpecInput } from '../../../domain/crawl-spec';
+import type { CrawlState } from '../../../domain/crawl-state';
+import { runCrawl } from '../../../workflows/crawl-workflow';
+
+export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
+  return runCrawl(input, carried, () => {
+    deprecatePatch('crawl-concurrent-effects-v1');
+    const quotaFirst = patched('crawl-quota-first-v1');
+    return {
+      concurrentEffects: true,
+      quotaFirst,
+      finishInTurns: quotaFirst && patched('crawl-finish-turns-v1'),
+    };
+  });
+}
