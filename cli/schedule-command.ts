@@ -247,11 +247,11 @@ async function runCreate(urls: string[], options: CreateOptions): Promise<void> 
   await withRuntime({}, async (runtime) => {
     await createCrawlSchedule(runtime.client, request);
     const details = await describeCrawlSchedule(runtime.client, request.scheduleId);
-    process.stderr.write(`schedule ${details.scheduleId} created: ${whenItFires(runtime, details)}\n`);
     if (options.json) {
       process.stdout.write(`${JSON.stringify(details)}\n`);
       return;
     }
+    process.stderr.write(`schedule ${details.scheduleId} created: ${whenItFires(runtime, details)}\n`);
     if (runtime.temporalUiUrl) {
       process.stderr.write(
         `see it in Temporal Web: ${runtime.temporalUiUrl}/namespaces/${runtime.namespace}/schedules/${encodeURIComponent(details.scheduleId)}\n`,

@@ -19,8 +19,9 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import type { Database } from '../db/database';
-import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
-import type { OverlapName } from '../domain/schedule-spec';
+import { buildCrawlSpec, type CrawlRequest } from '../domain/crawl-request';
+import { type CrawlSpec, InvalidCrawlSpecError } from '../domain/crawl-spec';
+import { InvalidScheduleError, type OverlapName } from '../domain/schedule-spec';
 import { CRAWL_WORKFLOW_START, crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
 import { triggerCrawlSchedule } from './crawl-schedules';
 
@@ -112,8 +113,16 @@ async function triggerSchedule(
     ...(start.overlap ? { overlap: start.overlap } : {}),
     ...(start.timeoutMs !== undefined ? { timeoutMs: start.timeoutMs } : {}),
     check: async (planned) => {
-      // What crawlWorkflow would refuse after the fact, refused before anything starts.
-      parseCrawlSpec(planned.crawl, planned.crawlId);
+      // What startCrawl refuses for a spec, refused for the schedule's before anything starts.
+      try {
+        const request = typeof planned.crawl === 'object' && planned.crawl ? planned.crawl : {};
+        buildCrawlSpec(request as CrawlRequest, planned.crawlId);
+      } catch (error) {
+        if (!(error instanceof InvalidCrawlSpecError)) throw error;
+        throw new InvalidScheduleError(
+          `schedule ${start.scheduleId} starts a crawl gleaner refuses (${error.problems.join('; ')}); recreate it with \`gleaner schedule create\``,
+        );
+      }
       await refuseFinished(db, planned.crawlId);
     },
   });

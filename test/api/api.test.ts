@@ -115,6 +115,22 @@ describe('starting and watching a crawl', () => {
     expectPlainError(domains, 400);
     expect((domains.body as ErrorBody).message).toContain('"domains"');
 
+    // The body uses the crawl spec's own field names; a bad value of any of them is named as sent.
+    const renamed: Array<[Record<string, unknown>, string]> = [
+      [{ domains: [''] }, '"domains.0"'],
+      [{ includePrefixes: [''] }, '"includePrefixes.0"'],
+      [{ allowHosts: [''] }, '"allowHosts.0"'],
+      [{ maxRequestsPerSecond: -1 }, '"maxRequestsPerSecond"'],
+      // Past the JSON schema, refused by the crawl spec's own schema: still the body field's name.
+      [{ maxRequestsPerSecond: 20_000 }, 'body field "maxRequestsPerSecond": '],
+      [{ scope: 'domains', domains: [] }, 'body field "domains": needs at least one host'],
+    ];
+    for (const [fields, named] of renamed) {
+      const answer = await postJson('/crawls', { seeds: [site.url], ...fields });
+      expectPlainError(answer, 400);
+      expect((answer.body as ErrorBody).message, JSON.stringify(fields)).toContain(named);
+    }
+
     const malformed = await call('/crawls', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -131,6 +147,7 @@ describe('starting and watching a crawl', () => {
       maxPages: MAX_PAGES,
       delayMs: 0,
       allowHosts: ['127.0.0.1'],
+      includePrefixes: [`${site.origin}/`],
     });
     expect(started.status).toBe(202);
     expect(started.body).toMatchObject({
@@ -167,6 +184,16 @@ describe('starting and watching a crawl', () => {
     );
     expect(pages.rows[0]?.n).toBe(MAX_PAGES);
     expect(last?.summary?.pagesFetched).toBe(MAX_PAGES);
+    // The spec the crawl ran with holds the body's fields under the same names.
+    const stored = await stack.db.query<{ spec: Record<string, unknown> }>(
+      'SELECT spec FROM crawls WHERE id = $1',
+      [CRAWL_ID],
+    );
+    expect(stored.rows[0]?.spec).toMatchObject({
+      allowHosts: ['127.0.0.1'],
+      includePrefixes: [`${site.origin}/`],
+      maxPages: MAX_PAGES,
+    });
 
     const list = await call<{
       total: number;

@@ -8,6 +8,7 @@
 import type { ScheduleDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApi, startApiServer } from '../../api/server';
+import { CRAWL_WORKFLOW_START, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { logger } from '../../infra/logger';
 import { addGeneratedPages } from '../../testbed/generated-site';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
@@ -200,6 +201,55 @@ describe('schedule routes', () => {
     });
     await stack.client.workflow.getHandle(first.body.workflowId as string).cancel();
     expect((await call('/schedules/slow', { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it("gives a trigger startCrawl's checks: a finished crawl id or a spec gleaner refuses starts nothing", async () => {
+    // A crawl id already finished in the store, for every second the trigger may name.
+    const created = await post('/schedules', { seeds: [site.url], every: '1h', id: 'taken', paused: true });
+    expect(created.status).toBe(201);
+    const now = Math.floor(Date.now() / 1000);
+    const ids = Array.from(
+      { length: 120 },
+      (_, i) => `taken-${new Date((now + i) * 1000).toISOString().replace('.000Z', 'Z')}`,
+    );
+    await stack.db.query(
+      `INSERT INTO crawls (id, spec, status, finished_at)
+       SELECT id, '{}'::jsonb, 'completed', now() FROM unnest($1::text[]) AS id`,
+      [ids],
+    );
+    try {
+      const refused = await post('/schedules/taken/trigger');
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toMatch(/^crawl taken-\S+ has already finished \(completed\)/);
+      expect((await call('/schedules/taken')).body).toMatchObject({ actionsTaken: 0, recentRuns: [] });
+    } finally {
+      await stack.db.query('DELETE FROM crawls WHERE id = ANY($1::text[])', [ids]);
+      await call('/schedules/taken', { method: 'DELETE' });
+    }
+
+    // Made by hand with a spec crawlWorkflow would refuse: said before anything starts.
+    await stack.client.schedule.create({
+      scheduleId: 'by-hand',
+      spec: { intervals: [{ every: '1h' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: WORKFLOW_TYPES.crawl,
+        ...CRAWL_WORKFLOW_START,
+        workflowId: 'crawl-by-hand',
+        args: [{ seeds: ['ftp://example.org/'] }],
+      },
+      state: { paused: true },
+    });
+    try {
+      const bad = await post('/schedules/by-hand/trigger');
+      expect(bad.status).toBe(400);
+      expect(bad.body.message).toMatch(
+        /^schedule by-hand starts a crawl gleaner refuses \(seeds\.0: not a valid http\(s\) URL: ftp:\/\/example\.org\/\)/,
+      );
+      expect((await call('/schedules/by-hand')).body).toMatchObject({ actionsTaken: 0 });
+    } finally {
+      await call('/schedules/by-hand', { method: 'DELETE' });
+    }
   });
 
   it('answers 404 for unknown schedules and 400 for malformed ids', async () => {
