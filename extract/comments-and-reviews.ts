@@ -5,7 +5,8 @@
  * page.
  */
 import { COMMENT_HEADING, COMMENTS_ON_POST } from './article-chrome';
-import { type KeptElements, nameOf } from './kept-elements';
+import { nameOf } from './kept-elements';
+import { forEachStanding, type Removal } from './removal-walk';
 
 /**
  * Containers of reader comments under an article. Removed whatever their share of the text (a post with
@@ -37,34 +38,19 @@ function commentBudget(total: number, namesThePost = false): number {
  * up to the next heading of its rank. Like named comment containers they go whatever their share,
  * unless too little would be left outside them. Returns the characters removed.
  */
-export function removeCommentThreads(
-  root: Element,
-  tree: KeptElements,
-  removed: Uint8Array,
-  drop: (i: number) => void,
-  total: number,
-): number {
-  const { els, last, chars } = tree;
-  let index: Map<Element, number> | undefined;
+export function removeCommentThreads(removal: Removal, total: number): number {
+  const { root, removed, tree } = removal;
+  const { last, chars } = tree;
   let gone = 0;
-  for (let i = 0; i < els.length; i++) {
-    if (removed[i]) {
-      i = last[i] ?? i;
-      continue;
-    }
-    const el = els[i] as Element;
+  forEachStanding(removal, (i, el) => {
     const size = chars[i] ?? 0;
-    if (size === 0 || size > 240 || !/^h[2-6]$/.test(el.localName)) continue;
+    if (size === 0 || size > 240 || !/^h[2-6]$/.test(el.localName)) return;
     const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-    if (!COMMENT_HEADING.test(heading)) continue;
-    if (index === undefined) {
-      index = new Map();
-      for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
-    }
+    if (!COMMENT_HEADING.test(heading)) return;
     const budget = commentBudget(total, COMMENTS_ON_POST.test(heading)) - gone;
     let box = i;
     for (let parent = el.parentElement; parent !== null && parent !== root; parent = parent.parentElement) {
-      const p = index.get(parent);
+      const p = removal.indexOf(parent);
       if (p === undefined || removed[p] || (chars[p] ?? 0) > budget) break;
       if (!(parent.textContent ?? '').trimStart().startsWith(heading.slice(0, 20))) break;
       box = p;
@@ -74,35 +60,37 @@ export function removeCommentThreads(
       const rank = Number(el.localName[1]);
       for (let sibling = el.nextElementSibling; sibling !== null; sibling = sibling.nextElementSibling) {
         if (/^h[1-6]$/.test(sibling.localName) && Number(sibling.localName[1]) <= rank) break;
-        const s = index.get(sibling);
+        const s = removal.indexOf(sibling);
         if (s !== undefined && !removed[s]) group.push(s);
       }
     }
     const size_ = group.reduce((n, j) => n + (chars[j] ?? 0), 0);
-    if (size_ > budget) continue;
-    for (const j of group) drop(j);
+    if (size_ > budget) return;
+    for (const j of group) removal.drop(j);
     gone += size_;
-    i = Math.max(i, last[box] ?? i);
-  }
+    return last[box] ?? i;
+  });
   return gone;
 }
 
 /** Returns the characters removed. Outermost containers only: nested matches go with their container. */
-export function removeComments(tree: KeptElements, drop: (i: number) => void): number {
-  return removeOuterContainers(tree, drop, (name) =>
+export function removeComments(removal: Removal): number {
+  return removeOuterContainers(removal, (name) =>
     name.length > 1 && COMMENTS_NAME.test(name) ? 'drop' : undefined,
   );
 }
 
 /**
  * Drops the outermost elements `judge` marks 'drop' (a 'keep' shields its subtree), unless together
- * they hold nearly all the text: then they are the page. Returns the characters removed.
+ * they hold nearly all the text: then they are the page. Returns the characters removed. It runs
+ * before any other remover and judges every kept element, removed or not (reviews inside comments
+ * count with the reviews), so it walks `els` itself rather than `forEachStanding`.
  */
 function removeOuterContainers(
-  tree: KeptElements,
-  drop: (i: number) => void,
+  removal: Removal,
   judge: (name: string) => 'drop' | 'keep' | undefined,
 ): number {
+  const { tree } = removal;
   const { els, last, chars } = tree;
   const outer: number[] = [];
   for (let i = 0; i < els.length; i++) {
@@ -114,7 +102,7 @@ function removeOuterContainers(
   const total = tree.rootChars;
   const inside = outer.reduce((n, i) => n + (chars[i] ?? 0), 0);
   if (inside > commentBudget(total)) return 0;
-  for (const i of outer) drop(i);
+  for (const i of outer) removal.drop(i);
   return inside;
 }
 
@@ -160,8 +148,8 @@ function reviewKind(name: string): 'review' | 'testimonial' | undefined {
  * (WCXB's ground truth leaves them out). Outermost containers, unless they hold nearly all the text.
  * Returns the characters removed.
  */
-export function removeReviews(tree: KeptElements, drop: (i: number) => void): number {
-  return removeOuterContainers(tree, drop, (name) => {
+export function removeReviews(removal: Removal): number {
+  return removeOuterContainers(removal, (name) => {
     const kind = reviewKind(name);
     return kind === 'review' ? 'drop' : kind === 'testimonial' ? 'keep' : undefined;
   });

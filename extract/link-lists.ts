@@ -2,7 +2,7 @@
  * On a page of prose, blocks that are mostly links (menus, tag clouds, related-post rails, in-page
  * tables of contents) point elsewhere; on a page made of links they are the content.
  */
-import type { KeptElements } from './kept-elements';
+import { forEachStanding, type Removal } from './removal-walk';
 
 /** Blocks that can be a list of links: menus, tag clouds, category lists, link rails, in-page tables of contents. */
 const LINK_LIST_TAGS = new Set(['ul', 'ol', 'dl', 'div', 'section', 'table', 'p']);
@@ -22,31 +22,20 @@ const MAX_LINK_LIST_SHARE = 0.25;
  * service −0.3, collection −0.4). On a page made of links (a listing, a
  * catalogue) nothing is removed.
  */
-export function removeLinkLists(
-  tree: KeptElements,
-  removed: Uint8Array,
-  drop: (i: number) => void,
-  total: number,
-): void {
-  const { els, last, chars, linkChars } = tree;
+export function removeLinkLists(removal: Removal, total: number): void {
+  const { tree } = removal;
+  const { chars, linkChars } = tree;
   if (tree.rootLinkChars > MAX_PAGE_LINK_SHARE * total) return;
-  for (let i = 0; i < els.length; i++) {
-    if (removed[i]) {
-      i = last[i] ?? i;
-      continue;
-    }
+  forEachStanding(removal, (i, el) => {
     const size = chars[i] ?? 0;
-    if (size < MIN_LINK_LIST_CHARS || size > MAX_LINK_LIST_SHARE * total || tree.inCode[i]) continue;
-    if (!LINK_LIST_TAGS.has((els[i] as Element).localName)) continue;
-    if ((linkChars[i] ?? 0) < MIN_LINK_LIST_SHARE * size) continue;
-    const el = els[i] as Element;
+    if (size < MIN_LINK_LIST_CHARS || size > MAX_LINK_LIST_SHARE * total || tree.inCode[i]) return;
+    if (!LINK_LIST_TAGS.has(el.localName)) return;
+    if ((linkChars[i] ?? 0) < MIN_LINK_LIST_SHARE * size) return;
     // A documentation "See also" box is mostly links, and is content the author wrote; a gallery of
     // linked thumbnails shows pictures, not a menu, and keeps its alt text.
-    if (!isInAdmonition(el) && el.getElementsByTagName('img').length === 0) {
-      drop(i);
-      i = last[i] ?? i;
-    }
-  }
+    if (!isInAdmonition(el) && el.getElementsByTagName('img').length === 0) return 'drop';
+    return;
+  });
 }
 
 /** Class words of callout boxes (notes, warnings, 'See also'): content their authors set apart. */

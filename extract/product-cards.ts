@@ -2,8 +2,8 @@
  * On a product page, groups of other products' priced cards around the one shown: variants, bundles,
  * "also bought" carousels.
  */
-import type { KeptElements } from './kept-elements';
 import { PRICE } from './product';
+import { forEachStanding, type Removal } from './removal-walk';
 
 /** Tags a product card is built from. */
 const CARD_TAGS = new Set(['div', 'li', 'article', 'section', 'a', 'figure', 'tr']);
@@ -20,20 +20,12 @@ const MAX_CARD_GROUP_SHARE = 0.5;
  * short, priced and linked: variants, bundles, "also bought" carousels. The product's own price is one
  * block, not a group of them.
  */
-export function removeProductCards(
-  tree: KeptElements,
-  removed: Uint8Array,
-  drop: (i: number) => void,
-  total: number,
-): void {
+export function removeProductCards(removal: Removal, total: number): void {
+  const { removed, tree } = removal;
   const { els, last, chars, linkChars } = tree;
-  for (let i = 0; i < els.length; i++) {
-    if (removed[i]) {
-      i = last[i] ?? i;
-      continue;
-    }
+  forEachStanding(removal, (i) => {
     const end = last[i] ?? i;
-    if (end - i < MIN_CARDS) continue;
+    if (end - i < MIN_CARDS) return;
     const groups = new Map<string, number[]>();
     for (let j = i + 1; j <= end; j = (last[j] ?? j) + 1) {
       const child = els[j] as Element;
@@ -58,9 +50,10 @@ export function removeProductCards(
       }
       const need = MIN_CARD_SHARE * units.length;
       if (priced < need || linked < need || size > MAX_CARD_GROUP_SHARE * total) continue;
-      for (const j of units) drop(j);
+      for (const j of units) removal.drop(j);
     }
-  }
+    return undefined;
+  });
 }
 
 function firstClassOf(el: Element): string {

@@ -13,6 +13,15 @@
  * 0.833 → 0.829. Readability on the whole page instead of the region gained about the same but cost a
  * second full parse; pruning the region by the elements Readability kept lost F1 (Readability
  * rebuilds many elements, so what it kept cannot be traced back reliably).
+ *
+ * What it costs: this trim is where extraction's time per page went between aac6f27 and now (issue
+ * 31). Alternating runs of the same bench over the first 400 wcxb-dev pages (2 cores, load ~20):
+ * median CPU 25.7 / 25.5 ms per page before it (aac6f27), 42.8 / 41.9 ms with it (f702c46), 39.5–42.9
+ * ms at every later commit to 74e18ae (the linear-time rewrites of sanitize and normalizeMarkdown
+ * cost nothing measurable). A CPU profile of 300 pages puts 29 % of all time here, three quarters of
+ * it inside Readability itself (`_grabArticle`, mostly `_cleanConditionally`), the rest the region's
+ * re-parse, `removeChrome` and `measure` on the pick. It is kept for its F1 (+0.0036 overall, +0.006
+ * on articles); the page-analysis deadline still bounds any one page.
  */
 import { Readability } from '@mozilla/readability';
 import { type Candidate, countWords, measure } from './candidate';

@@ -9,6 +9,7 @@ import { removeComments, removeCommentThreads, removeReviews } from './comments-
 import { nameOf, walkKeptElements } from './kept-elements';
 import { removeLinkLists } from './link-lists';
 import { removeProductCards } from './product-cards';
+import { forEachStanding, startRemoval } from './removal-walk';
 import { removeTeaserBlocks } from './teaser-blocks';
 
 /** class/id words that mark chrome: menus, sidebars, cookie banners, breadcrumbs, sharing, version switchers. */
@@ -86,22 +87,13 @@ export interface ChromeOptions {
  */
 export function removeChrome(root: Element, options: ChromeOptions = {}): void {
   const tree = walkKeptElements(root);
-  const { els, last, chars, inCode } = tree;
-  const removed = new Uint8Array(els.length);
-  const drop = (i: number) => {
-    removed[i] = 1;
-    els[i]?.remove();
-  };
+  const { chars, inCode } = tree;
+  const removal = startRemoval(root, tree);
   let total = tree.rootChars;
-  if (options.dropComments) total -= removeComments(tree, drop);
-  if (options.dropReviews) total -= removeReviews(tree, drop);
+  if (options.dropComments) total -= removeComments(removal);
+  if (options.dropReviews) total -= removeReviews(removal);
   total = Math.max(1, total);
-  for (let i = 0; i < els.length; i++) {
-    if (removed[i]) {
-      i = last[i] ?? i;
-      continue;
-    }
-    const el = els[i] as Element;
+  forEachStanding(removal, (i, el) => {
     const name = nameOf(el);
     // A form inside content is a sign-up or enquiry box; a page wrapped in one form is kept by its share.
     const isForm = el.localName === 'form';
@@ -109,39 +101,25 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
       !isForm &&
       (name.length < 2 || name.length > 300 || !(CHROME_NAME.test(name) || POST_CHROME_NAME.test(name)))
     )
-      continue;
+      return;
     const size = chars[i] ?? 0;
-    if (!isForm && CONTENT_NAME.test(name) && size > 0.1 * total) continue;
-    if (size <= MAX_CHROME_SHARE * total) {
-      drop(i);
-      i = last[i] ?? i;
-    }
-  }
-  if (options.dropCommentThreads ?? options.dropComments)
-    total -= removeCommentThreads(root, tree, removed, drop, total);
-  removeTeaserBlocks(root, tree, removed, drop, total);
-  removeLinkLists(tree, removed, drop, total);
-  if (options.productPage) removeProductCards(tree, removed, drop, total);
+    if (!isForm && CONTENT_NAME.test(name) && size > 0.1 * total) return;
+    return size <= MAX_CHROME_SHARE * total ? 'drop' : undefined;
+  });
+  if (options.dropCommentThreads ?? options.dropComments) total -= removeCommentThreads(removal, total);
+  removeTeaserBlocks(removal, total);
+  removeLinkLists(removal, total);
+  if (options.productPage) removeProductCards(removal, total);
   const bylines: number[] = [];
-  for (let i = 0; i < els.length; i++) {
-    if (removed[i]) {
-      i = last[i] ?? i;
-      continue;
-    }
-    const el = els[i] as Element;
-    if (inCode[i]) continue;
+  forEachStanding(removal, (i, el) => {
+    if (inCode[i]) return;
     const kind = articleChrome(el, chars[i] ?? 0, tree.linkChars[i] ?? 0);
     if (kind === 'byline') {
       bylines.push(i);
-      i = last[i] ?? i;
-      continue;
+      return 'skip';
     }
-    if (kind === 'chrome') {
-      drop(i);
-      i = last[i] ?? i;
-      continue;
-    }
-    if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || !CHROME_TEXT_TAGS.has(el.localName)) continue;
+    if (kind === 'chrome') return 'drop';
+    if ((chars[i] ?? 0) > CHROME_TEXT_MAX_CHARS || !CHROME_TEXT_TAGS.has(el.localName)) return;
     const text = el.textContent ?? '';
     const trimmed = text.trim();
     // Post controls are often indented markup: their length is judged without the whitespace.
@@ -150,12 +128,11 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
       isCallToAction(el, trimmed.replace(/\s+/g, ' ')) ||
       POST_CHROME_TEXT.test(trimmed.replace(/\s+/g, ' ')) ||
       isLetterAvatar(el, chars[i] ?? 0)
-    ) {
-      drop(i);
-      i = last[i] ?? i;
-    }
-  }
-  if (bylines.length <= MAX_BYLINES) for (const i of bylines) drop(i);
+    )
+      return 'drop';
+    return;
+  });
+  if (bylines.length <= MAX_BYLINES) for (const i of bylines) removal.drop(i);
 }
 
 /** Elements that can be a caption, credit, byline, dateline or share control as a whole. */

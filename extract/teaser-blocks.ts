@@ -2,7 +2,7 @@
  * Blocks of other pages' teasers: a heading such as "Related posts" or "Customers also viewed" with
  * the block it opens.
  */
-import type { KeptElements } from './kept-elements';
+import { forEachStanding, type Removal } from './removal-walk';
 
 /**
  * Headings that open a block of other pages' teasers: recommendation carousels under a product,
@@ -26,37 +26,23 @@ const MIN_TEASER_LINK_SHARE = 0.5;
  * ancestor that starts with it and is not too large of the content, else (a bare heading) the
  * link-heavy siblings that follow it up to the next heading.
  */
-export function removeTeaserBlocks(
-  root: Element,
-  tree: KeptElements,
-  removed: Uint8Array,
-  drop: (i: number) => void,
-  total: number,
-): void {
-  const { els, last, chars, linkChars } = tree;
-  const index = new Map<Element, number>();
-  for (let i = 0; i < els.length; i++) {
-    if (removed[i]) {
-      i = last[i] ?? i;
-      continue;
-    }
-    const el = els[i] as Element;
+export function removeTeaserBlocks(removal: Removal, total: number): void {
+  const { root, removed, tree } = removal;
+  const { last, chars, linkChars } = tree;
+  forEachStanding(removal, (i, el) => {
     const size = chars[i] ?? 0;
-    if (size > 60 || size === 0) continue;
+    if (size > 60 || size === 0) return;
     const isHeading = HEADING_TAGS.has(el.localName);
     // Outside headings, only a whole short text that is nothing but the teaser phrase counts.
-    if (!isHeading && (size > 40 || !LABEL_TAGS.has(el.localName))) continue;
+    if (!isHeading && (size > 40 || !LABEL_TAGS.has(el.localName))) return;
     const heading = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
     if (!((isHeading ? TEASER_HEADING : TEASER_LABEL).test(heading) || THREAD_TEASER_HEADING.test(heading)))
-      continue;
-    if (index.size === 0) {
-      for (let j = 0; j < els.length; j++) index.set(els[j] as Element, j);
-    }
+      return;
     let box = el;
     let boxIndex = i;
     for (;;) {
       const parent = box.parentElement;
-      const p = parent ? index.get(parent) : undefined;
+      const p = parent ? removal.indexOf(parent) : undefined;
       if (parent === null || parent === root || p === undefined || removed[p]) break;
       if ((chars[p] ?? 0) > MAX_TEASER_SHARE * total) break;
       if (!(parent.textContent ?? '').trimStart().startsWith(heading.slice(0, 20))) break;
@@ -65,16 +51,16 @@ export function removeTeaserBlocks(
     }
     if (box === el) {
       for (let sibling = el.nextElementSibling; sibling !== null; ) {
-        const s = index.get(sibling);
+        const s = removal.indexOf(sibling);
         if (s === undefined || /^h[1-6]$/.test(sibling.localName)) break;
         const size = chars[s] ?? 0;
         if (size > 0 && (linkChars[s] ?? 0) < MIN_TEASER_LINK_SHARE * size) break;
         const next = sibling.nextElementSibling;
-        if (!removed[s]) drop(s);
+        if (!removed[s]) removal.drop(s);
         sibling = next;
       }
     }
-    drop(boxIndex);
-    i = Math.max(i, last[boxIndex] ?? i);
-  }
+    removal.drop(boxIndex);
+    return last[boxIndex] ?? i;
+  });
 }
