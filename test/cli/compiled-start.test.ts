@@ -9,6 +9,7 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -24,23 +25,18 @@ import { runGleaner } from '../../testbed/gleaner-process';
 import { loadedModules, loadedModulesEnv } from '../../testbed/loaded-modules';
 
 const ROOT = repoRoot();
-const SOURCE_DIRS = [
-  'activities',
-  'api',
-  'bin',
-  'cli',
-  'db',
-  'domain',
-  'embed',
-  'export',
-  'extract',
-  'infra',
-  'report',
-  'scripts',
-  'search',
-  'workers',
-  'workflows',
-];
+/** Top-level folders the copy leaves out: not sources of the CLI (any other folder may be). */
+const NOT_SOURCES = new Set([
+  'node_modules',
+  'dist',
+  'test',
+  'testbed',
+  'bench',
+  'fixtures',
+  'docs',
+  'docker',
+  'coverage',
+]);
 const PAGE = `<!doctype html><html><head><title>Time budgets</title></head><body>
 <nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
 <main><h1>Stopping on a time budget</h1>
@@ -77,7 +73,10 @@ beforeAll(() => {
   copy = mkdtempSync(path.join(tmpdir(), 'gleaner-compiled-'));
   scratch = path.join(copy, 'scratch');
   mkdirSync(scratch);
-  for (const dir of SOURCE_DIRS) cpSync(path.join(ROOT, dir), path.join(copy, dir), { recursive: true });
+  for (const entry of readdirSync(ROOT, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name.startsWith('.') || NOT_SOURCES.has(entry.name)) continue;
+    cpSync(path.join(ROOT, entry.name), path.join(copy, entry.name), { recursive: true });
+  }
   for (const file of ['package.json', 'tsconfig.json']) cpSync(path.join(ROOT, file), path.join(copy, file));
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
   bin = path.join(copy, 'bin', 'gleaner.js');
