@@ -19,6 +19,8 @@ const QUIET_COMMANDS = new Set([
   'cancel',
   'robots',
   'extract',
+  // `schedule trigger` runs the workers here on the embedded default, like `crawl`.
+  'schedule',
 ]);
 const verbose = process.argv.includes('--verbose');
 if (verbose) process.argv = process.argv.filter((arg) => arg !== '--verbose');
