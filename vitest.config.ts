@@ -2,8 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Files that assert bounds on time (CPU or wall) for work they do in their own process: linear-time
- * growth checks, CPU budgets, fetch deadlines. They run last and alone, as every file ran before
- * the suite was split, so nothing else on the two cores moves their figures.
+ * growth checks, CPU budgets, fetch deadlines; and cli/embedded, whose Ctrl-C test races two
+ * `gleaner` reads against a paced crawl (beside the unit files the crawl won: 12 of 12 pages before
+ * the SIGINT). They run last and alone, as every file ran before the suite was split, so nothing
+ * else on the two cores moves their figures.
  */
 const TIMED = [
   'test/domain/linear-time-properties.test.ts',
@@ -18,12 +20,15 @@ const TIMED = [
   'test/embed/tokenizer.test.ts',
   'test/activities/http/fetch-page.test.ts',
   'test/activities/http/content-coding.test.ts',
+  'test/cli/embedded.test.ts',
 ];
 
 /**
- * Files that start no Temporal, no native Postgres and no browser: pure logic, the extraction
- * pipeline, the embedding model, in-process PGlite, `gleaner` commands that need neither (robots,
- * search, export). They run beside the integration files, on the second core.
+ * Files that start no Temporal, no native Postgres and no browser in the test process: pure logic,
+ * the extraction pipeline, the embedding model, in-process PGlite, and `gleaner` commands run as
+ * child processes (robots, search, export, and the embedded default, whose dev server and PGlite
+ * live in the child; these mostly wait on it). They run beside the integration files, on the second
+ * core.
  */
 const UNIT = [
   'test/domain/**/*.test.ts',
@@ -43,6 +48,10 @@ const UNIT = [
   'test/cli/only-due.test.ts',
   'test/cli/robots-command.test.ts',
   'test/cli/export-command.test.ts',
+  'test/cli/embedded-schedule.test.ts',
+  'test/cli/kill-resume.test.ts',
+  'test/cli/demo.test.ts',
+  'test/cli/dev-secrets.test.ts',
   'test/db/store-files.test.ts',
   'test/db/pglite-store.test.ts',
   'test/db/socket-auth.test.ts',

@@ -1,11 +1,11 @@
 /**
  * The render pool on real Chromium against a loopback server: pages render, the pool recycles its
- * browser, and no browser process outlives the pool — not after hundreds of pages, not after the
+ * browser, and no browser process outlives the pool — not after many pages and recycles, not after the
  * process hosting it is killed mid-render (SIGKILL: no finally, no exit hook runs).
  *
  * Every page costs a fresh context, and so a fresh sandboxed renderer process (~0.5 s of CPU on
  * these machines, 0.84 s of wall time a page in CI with three lanes): the test proves recycling with
- * 100 pages and a browser every 20 (five launches, as the 500-page run had). The full run is
+ * 50 pages and a browser every 10 (five launches, as the 500-page run had). The full run is
  * `RENDER_POOL_PAGES=500 npx vitest run test/integration/render-pool.test.ts` (a browser every 100).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -22,7 +22,7 @@ let site: SiteServer;
 
 /** Five browsers whatever the page count: each recycle is a retirement while other lanes render. */
 const BROWSERS = 5;
-const PAGES = Number(process.env.RENDER_POOL_PAGES ?? 100);
+const PAGES = Number(process.env.RENDER_POOL_PAGES ?? 50);
 if (!Number.isInteger(PAGES) || PAGES < BROWSERS || PAGES % BROWSERS !== 0)
   throw new Error(
     `RENDER_POOL_PAGES must be a multiple of ${BROWSERS}, got ${process.env.RENDER_POOL_PAGES}`,
