@@ -21,14 +21,16 @@ const TIMED = [
   'test/activities/http/fetch-page.test.ts',
   'test/activities/http/content-coding.test.ts',
   'test/cli/embedded.test.ts',
+  // Its event-loop test tells a stall from the fetch's own work by a 400 ms floor.
+  'test/activities/page-analysis-deadline.test.ts',
 ];
 
 /**
- * Files that start no Temporal, no native Postgres and no browser in the test process: pure logic,
- * the extraction pipeline, the embedding model, in-process PGlite, and `gleaner` commands run as
- * child processes (robots, search, export, and the embedded default, whose dev server and PGlite
- * live in the child; these mostly wait on it). They run beside the integration files, on the second
- * core.
+ * Files whose test process runs no Temporal SDK and no browser: pure logic, the extraction pipeline,
+ * the embedding model, in-process PGlite, a native Postgres as a child process, and `gleaner`
+ * commands run as child processes (robots, search, export, and the embedded default, whose dev
+ * server and PGlite live in the child; these mostly wait on it). They run beside the integration
+ * files, on the second core.
  */
 const UNIT = [
   'test/domain/**/*.test.ts',
@@ -57,6 +59,13 @@ const UNIT = [
   'test/db/socket-auth.test.ts',
   'test/infra/llm-api-key.test.ts',
   'test/search/search-command.test.ts',
+  // A native Postgres as a child process, and no Temporal.
+  'test/search/hybrid-search.test.ts',
+  'test/db/vector.test.ts',
+  'test/db/pg-database.test.ts',
+  'test/api/metrics-cache.test.ts',
+  'test/infra/native-postgres.test.ts',
+  'test/infra/native-postgres-env.test.ts',
 ];
 
 export default defineConfig({
