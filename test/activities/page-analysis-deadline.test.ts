@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { asyncLocalStorage, Context, type Info } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFetchAndStore } from '../../activities/fetch-and-store';
 import { readFetchedHtml } from '../../activities/fetched-html';
@@ -23,6 +22,7 @@ import { ThreadDeadlineError } from '../../activities/thread-deadline';
 import type { FetchAndStoreResult, FetchSpec } from '../../activities/types';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
+import { runAsActivity } from '../../testbed/activity-context';
 import { pageHtml } from '../../testbed/generated-site';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 
@@ -166,21 +166,7 @@ const spec: FetchSpec = {
 
 /** Runs `work` as an activity of a worker would (the activity's context, with its cancellation). */
 function asActivity<T>(work: () => Promise<T>): Promise<T> {
-  const info = { attempt: 1, activityType: 'fetchAndStore', activityId: '1' } as unknown as Info;
-  const cancel = new AbortController();
-  const never = new Promise<never>(() => {});
-  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-  const context = new Context(
-    info,
-    never,
-    cancel.signal,
-    () => {},
-    undefined,
-    quiet,
-    undefined as never,
-    undefined as never,
-  );
-  return asyncLocalStorage.run(context, work);
+  return runAsActivity('fetchAndStore', work);
 }
 
 function serveHtml(pathname: string, html: string): string {

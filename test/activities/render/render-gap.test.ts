@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { asyncLocalStorage, Context, type Info } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool } from '../../../activities/render/browser-pool';
 import { createRenderAndStore } from '../../../activities/render/render-and-store';
@@ -18,6 +17,7 @@ import type { FetchSpec, RenderAndStoreInput } from '../../../activities/types';
 import { migrate } from '../../../db/migrate';
 import { PgliteDatabase } from '../../../db/pglite-database';
 import { DEFAULT_DELAY_MS } from '../../../domain/politeness/gap';
+import { runAsActivity } from '../../../testbed/activity-context';
 import { waitForNoProcesses } from '../../../testbed/process-groups';
 import { type SiteServer, serveSite } from '../../../testbed/site-server';
 
@@ -75,21 +75,7 @@ afterAll(async () => {
 
 /** Runs `work` as an activity of a worker would (the activity's context, with its cancellation). */
 function asActivity<T>(work: () => Promise<T>): Promise<T> {
-  const info = { attempt: 1, activityType: 'renderAndStore', activityId: '1' } as unknown as Info;
-  const cancel = new AbortController();
-  const never = new Promise<never>(() => {});
-  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
-  const context = new Context(
-    info,
-    never,
-    cancel.signal,
-    () => {},
-    undefined,
-    quiet,
-    undefined as never,
-    undefined as never,
-  );
-  return asyncLocalStorage.run(context, work);
+  return runAsActivity('renderAndStore', work);
 }
 
 /** A fetch spec as inputs scheduled before `delayMs` was passed to renders carried it: without one. */

@@ -1,0 +1,24 @@
+/**
+ * Runs a function as a worker would run an activity: inside an activity Context (attempt 1, a
+ * cancellation signal, a quiet logger), so `Context.current()`, heartbeats and sleeps work without a
+ * Temporal server.
+ */
+import { asyncLocalStorage, Context, type Info } from '@temporalio/activity';
+
+export function runAsActivity<T>(activityType: string, work: () => Promise<T>): Promise<T> {
+  const info = { attempt: 1, activityType, activityId: '1' } as unknown as Info;
+  const cancel = new AbortController();
+  const never = new Promise<never>(() => {});
+  const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+  const context = new Context(
+    info,
+    never,
+    cancel.signal,
+    () => {},
+    undefined,
+    quiet,
+    undefined as never,
+    undefined as never,
+  );
+  return asyncLocalStorage.run(context, work);
+}
