@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import type { Database, SqlParam } from '../db/database';
+import { DEFAULT_DELAY_MS } from '../domain/politeness/gap';
 import { canonicalizeUrl } from '../domain/url';
 import { ASSET_INDEX_FILE, AssetStore } from './asset-store';
 import { chunksJsonl } from './chunks-jsonl-format';
@@ -42,7 +43,7 @@ export interface ExportOptions {
   allowHosts: readonly string[];
   /** Called once, before any image is fetched, with the hosts taken from the crawls (not in `allowHosts`). */
   onCrawlAllowHosts?: (hosts: readonly string[]) => void;
-  /** Minimum gap between image requests to one origin. @default 1000 */
+  /** Minimum gap between image requests to one origin. @default DEFAULT_DELAY_MS (the crawl's default gap) */
   assetDelayMs?: number;
   /** Largest image stored. @default 10 MiB */
   maxAssetBytes?: number;
@@ -120,7 +121,7 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
     assets = await AssetStore.open(writer, db, {
       userAgent: options.userAgent,
       allowHosts: [...options.allowHosts, ...allowHostsFromCrawls],
-      delayMs: options.assetDelayMs ?? 1000,
+      delayMs: options.assetDelayMs ?? DEFAULT_DELAY_MS,
       maxAssetBytes: options.maxAssetBytes ?? 10 * 1024 * 1024,
     });
   }
