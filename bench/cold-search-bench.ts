@@ -39,8 +39,16 @@ const { values } = parseArgs({
     query: { type: 'string', default: 'how do I stop the optimization when a time budget runs out' },
     k: { type: 'string', default: '5' },
     baseline: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (values.help) {
+  // The header comment is the manual: print it rather than keep a second copy in sync.
+  const source = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  const header = source.slice(source.indexOf('/**') + 3, source.indexOf('*/'));
+  console.log(header.replace(/^ ?\* ?/gm, '').trim());
+  process.exit(0);
+}
 const runs = Number.parseInt(values.runs, 10);
 if (!(runs >= 1)) throw new Error(`--runs must be a positive integer, not ${values.runs}`);
 const variants = values.variants.split(',').map((name) => {
