@@ -13,6 +13,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
+import { packByBudget } from '../domain/pack-by-budget';
 import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
 import { observeEmbed } from '../infra/metrics';
 import { withHeartbeat } from './heartbeat';
@@ -179,21 +180,11 @@ export function planBatches<T extends { token_count: number }>(
   batchSize: number,
   maxBatchTokens: number,
 ): T[][] {
-  const batches: T[][] = [];
-  let current: T[] = [];
-  let tokens = 0;
-  for (const chunk of chunks) {
-    const cost = Math.max(1, chunk.token_count);
-    if (current.length > 0 && (current.length >= batchSize || tokens + cost > maxBatchTokens)) {
-      batches.push(current);
-      current = [];
-      tokens = 0;
-    }
-    current.push(chunk);
-    tokens += cost;
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
+  return packByBudget(chunks, {
+    maxCount: batchSize,
+    maxCost: maxBatchTokens,
+    cost: (chunk) => Math.max(1, chunk.token_count),
+  });
 }
 
 /**

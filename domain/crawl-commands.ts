@@ -5,6 +5,7 @@
  */
 import type { ControlCommand } from './crawl-messages';
 import type { FrontierItem } from './frontier';
+import { packByBudget } from './pack-by-budget';
 
 /** A command to one origin's workflow (`target`, its workflow id). */
 export type CrawlCommand =
@@ -53,24 +54,11 @@ export function chunkCommands(
   packed: boolean,
   specBytes: number,
 ): CrawlCommand[][] {
-  const chunks: CrawlCommand[][] = [];
-  let chunk: CrawlCommand[] = [];
-  let bytes = 0;
-  for (const command of commands) {
-    const size = commandBytes(command, specBytes);
-    const full = packed
-      ? chunk.length >= MAX_COMMANDS_PER_TASK || bytes + size > TASK_PAYLOAD_BYTES
-      : chunk.length >= COMMANDS_PER_TASK;
-    if (chunk.length > 0 && full) {
-      chunks.push(chunk);
-      chunk = [];
-      bytes = 0;
-    }
-    chunk.push(command);
-    bytes += size;
-  }
-  if (chunk.length > 0) chunks.push(chunk);
-  return chunks;
+  return packByBudget(commands, {
+    maxCount: packed ? MAX_COMMANDS_PER_TASK : COMMANDS_PER_TASK,
+    maxCost: packed ? TASK_PAYLOAD_BYTES : Number.POSITIVE_INFINITY,
+    cost: (command) => commandBytes(command, specBytes),
+  });
 }
 
 /**
