@@ -72,6 +72,11 @@ program
     collect,
   )
   .option(
+    '--notify <url>',
+    'POST signed webhooks (crawl.started, pages.changed, crawl.completed) here; needs GLEANER_WEBHOOK_SECRET; repeatable',
+    collect,
+  )
+  .option(
     '--max-body-bytes <n>',
     'cut response bodies at this size (default 10 MiB)',
     integerOption('--max-body-bytes', 1),
