@@ -3,7 +3,11 @@
  * whose SimHash is at most NEAR_DUPLICATE_BITS away makes this one its copy (`duplicate_of`, kind
  * 'near'): the copy keeps no chunks, so it never appears in search. Candidates come from the four
  * 16-bit band indexes (db/migrations/008_recrawl.sql), never from a scan of all pages.
+ *
+ * The change feed hears of it in the same transaction: `duplicate` when a page is marked, `changed`
+ * when a near copy stops being one (it is indexed again), both under the crawl that stored the page.
  */
+import { appendChangeEvent } from '../db/change-events';
 import type { Queryable } from '../db/database';
 import {
   hammingDistance,
@@ -29,13 +33,7 @@ export async function settleNearDuplicate(
 ): Promise<number | undefined> {
   const words = text.split(/\s+/).filter((word) => word.length > 0).length;
   if (words < MIN_WORDS) {
-    await tx.query(
-      `UPDATE pages SET simhash = NULL,
-              duplicate_of = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_of END,
-              duplicate_kind = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_kind END
-        WHERE id = $1`,
-      [pageId],
-    );
+    await clearNearMark(tx, pageId, null);
     return undefined;
   }
   const fingerprint = simhash(text);
@@ -61,14 +59,24 @@ export async function settleNearDuplicate(
       `UPDATE pages SET simhash = $2, duplicate_of = $3, duplicate_kind = 'near', indexed_at = NULL WHERE id = $1`,
       [pageId, simhashToSigned(fingerprint), original.id],
     );
+    await appendChangeEvent(tx, { kind: 'duplicate', pageId });
     return Number(original.id);
   }
-  await tx.query(
-    `UPDATE pages SET simhash = $2,
+  await clearNearMark(tx, pageId, simhashToSigned(fingerprint));
+  return undefined;
+}
+
+/** Stores the SimHash (or none) and lifts a near-duplicate mark; a lifted mark is a feed `changed`. */
+async function clearNearMark(tx: Queryable, pageId: number, signedSimhash: string | null): Promise<void> {
+  // The CTE reads the row as it was before the update.
+  const { rows } = await tx.query<{ was: string | null }>(
+    `WITH old AS (SELECT duplicate_kind FROM pages WHERE id = $1)
+     UPDATE pages SET simhash = $2,
             duplicate_of = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_of END,
             duplicate_kind = CASE WHEN duplicate_kind = 'near' THEN NULL ELSE duplicate_kind END
-      WHERE id = $1`,
-    [pageId, simhashToSigned(fingerprint)],
+      WHERE id = $1
+      RETURNING (SELECT duplicate_kind FROM old) AS was`,
+    [pageId, signedSimhash],
   );
-  return undefined;
+  if (rows[0]?.was === 'near') await appendChangeEvent(tx, { kind: 'changed', pageId });
 }

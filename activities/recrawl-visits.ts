@@ -5,7 +5,14 @@
  *
  * Idempotent across activity retries: a visit is recorded in `page_changes` once per crawl and
  * page (the first attempt's verdict wins), and the page's revisit arithmetic runs only with it.
+ *
+ * The change feed (`change_events`, db/change-events.ts) gets its events here, in the same
+ * transaction: `new`, `changed` or `removed` with the visit's first recording, and `duplicate` when
+ * a page becomes an exact or rel=canonical copy (near copies: near-duplicates.ts). A page that stops
+ * being a copy without changing is `changed`: it is indexed again. noindex pages are not in the
+ * corpus, so they emit no `new`/`changed`; one that was live emits `removed`.
  */
+import { appendChangeEvent } from '../db/change-events';
 import type { Database, Queryable } from '../db/database';
 import { nextRevisitIntervalMs, type PageChange } from '../domain/revisit';
 import type { FetchAndStoreResult } from './types';
@@ -105,7 +112,8 @@ export async function trackStoredVisit(
   else if (previous.removed || previous.noindex) change = 'changed';
   else change = sameBody ? 'unchanged' : 'changed';
 
-  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous);
+  const event = page.noindex ? (change === 'removed' ? change : undefined) : feedEvent(change);
+  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous, event);
   if (recorded !== change) return { change: recorded, current: false };
 
   if (page.noindex) {
@@ -115,7 +123,18 @@ export async function trackStoredVisit(
   await tx.query('UPDATE pages SET removed_at = NULL, removed_reason = NULL WHERE id = $1', [page.id]);
 
   const duplicate = await markExactOrCanonicalDuplicate(tx, page);
-  if (duplicate) return { change, current: true, duplicate: true };
+  if (duplicate) {
+    // A copy already announced as one stays dropped downstream unless this visit said new/changed.
+    const wasCopy = previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical';
+    if (!wasCopy || event !== undefined)
+      await appendChangeEvent(tx, { kind: 'duplicate', pageId: page.id, crawlId });
+    return { change, current: true, duplicate: true };
+  }
+  if (
+    change === 'unchanged' &&
+    (previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical')
+  )
+    await appendChangeEvent(tx, { kind: 'changed', pageId: page.id, crawlId });
 
   // An unchanged page still goes through its page workflow when it was never summarised: that is
   // how a corpus indexed before summaries existed gets them (nothing is extracted or embedded again).
@@ -167,7 +186,7 @@ export async function trackGone(
 ): Promise<VisitFields> {
   return db.transaction(async (tx) => {
     const change: PageChange = known.removed ? 'unchanged' : 'removed';
-    const recorded = await recordChange(tx, crawlId, known.id, change, status, known);
+    const recorded = await recordChange(tx, crawlId, known.id, change, status, known, feedEvent(change));
     if (recorded === change && !known.removed) {
       await tombstone(tx, known.id, `http-${status}`);
       await tx.query('DELETE FROM links WHERE from_page_id = $1', [known.id]);
@@ -176,9 +195,15 @@ export async function trackGone(
   });
 }
 
+/** The feed's event for a visit's verdict: none for an unchanged page. */
+function feedEvent(change: PageChange): Exclude<PageChange, 'unchanged'> | undefined {
+  return change === 'unchanged' ? undefined : change;
+}
+
 /**
  * Records the visit once per crawl and page and, with it, the page's revisit interval, next visit
- * and last change. Returns the change recorded (an earlier attempt's, on a retry).
+ * and last change, and the change feed's `event`. Returns the change recorded (an earlier
+ * attempt's, on a retry).
  */
 async function recordChange(
   tx: Queryable,
@@ -187,6 +212,7 @@ async function recordChange(
   change: PageChange,
   status: number,
   previous: KnownPage | undefined,
+  event?: Exclude<PageChange, 'unchanged'>,
 ): Promise<PageChange> {
   const inserted = await tx.query(
     `INSERT INTO page_changes (crawl_id, page_id, url, change, status)
@@ -208,6 +234,7 @@ async function recordChange(
       WHERE id = $1`,
     [pageId, intervalMs, change !== 'unchanged'],
   );
+  if (event) await appendChangeEvent(tx, { kind: event, pageId, crawlId });
   return change;
 }
 

@@ -1,0 +1,133 @@
+/**
+ * The change feed's log (`change_events`, db/migrations/015_change_feed.sql): the writer the
+ * recrawl activities call inside the transaction of the change they record, and the reader behind
+ * `GET /changes`, `gleaner changes` and the webhooks' `pages.changed` batches. Cursor and limit
+ * rules for user input are in domain/change-feed.ts.
+ */
+import type { Queryable } from './database';
+
+/**
+ * `new` / `changed`: (re)index this URL. `removed` / `duplicate`: drop it. `flagged`: reserved for the
+ * quality gate (issue 27), which writes none yet.
+ */
+export const CHANGE_KINDS = ['new', 'changed', 'removed', 'duplicate', 'flagged'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+export interface ChangeEvent {
+  /** This event's position in the log; pass it as `since` to read what follows. */
+  cursor: string;
+  kind: ChangeKind;
+  url: string;
+  pageId: number;
+  /** SHA-256 of the stored body at the time; null for `removed` (and for backfilled older visits). */
+  contentHash: string | null;
+  crawlId: string;
+  /** For `duplicate`: the URL this page copies (its rel=canonical when that page is not stored). */
+  duplicateOf: string | null;
+  /** ISO 8601. */
+  recordedAt: string;
+}
+
+export interface ChangePage {
+  events: ChangeEvent[];
+  /** Where to continue: the last event's cursor, or `since` itself when there was nothing new. */
+  nextCursor: string;
+  /** More events than `limit` were waiting: read again at once. */
+  hasMore: boolean;
+}
+
+/**
+ * Writers of `change_events` hold this transaction-scoped advisory lock from drawing a seq to their
+ * commit. Without it, two concurrent transactions on native Postgres could commit seqs out of order
+ * (n+1 before n), and a reader that saw n+1 would skip n for good. With it, a seq only becomes
+ * visible once every smaller one has committed or rolled back, so "everything after my cursor" is
+ * exact. The price is that transactions recording a change commit one at a time from that point;
+ * unchanged visits, the bulk of a recrawl, take no lock. Chosen over a reader-side safety lag, which
+ * is only right for transactions shorter than the lag. (PGlite runs one transaction at a time anyway.)
+ */
+const CHANGE_LOG_LOCK = 2_900_215;
+
+export interface ChangeRecord {
+  kind: ChangeKind;
+  pageId: number;
+  /** Omitted: the crawl that last stored the page (`pages.crawl_id`). */
+  crawlId?: string;
+  /** Omitted: the page's stored content hash (none for `removed`). */
+  contentHash?: string | null;
+  /** For `duplicate`: the page's `duplicate_of` (or rel=canonical URL) is read when omitted. */
+  duplicateOf?: string | null;
+}
+
+/**
+ * Appends one event in the caller's transaction, unless this crawl already recorded this kind for
+ * this page (a retried activity, a page visited twice): then nothing. Returns whether it appended.
+ */
+export async function appendChangeEvent(tx: Queryable, record: ChangeRecord): Promise<boolean> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [CHANGE_LOG_LOCK]);
+  const inserted = await tx.query(
+    `INSERT INTO change_events (kind, url, page_id, content_hash, crawl_id, duplicate_of)
+     SELECT $1::text, p.url, p.id,
+            CASE WHEN $5::boolean THEN $4::text WHEN $1::text = 'removed' THEN NULL ELSE p.content_hash END,
+            coalesce($3::text, p.crawl_id),
+            CASE WHEN $1::text <> 'duplicate' THEN NULL WHEN $7::boolean THEN $6::text
+                 ELSE coalesce(o.url, p.canonical_url) END
+       FROM pages p LEFT JOIN pages o ON o.id = p.duplicate_of
+      WHERE p.id = $2::bigint
+     ON CONFLICT (crawl_id, page_id, kind) DO NOTHING`,
+    [
+      record.kind,
+      record.pageId,
+      record.crawlId ?? null,
+      record.contentHash ?? null,
+      record.contentHash !== undefined,
+      record.duplicateOf ?? null,
+      record.duplicateOf !== undefined,
+    ],
+  );
+  return inserted.rowCount > 0;
+}
+
+interface ChangeRow {
+  seq: string;
+  kind: ChangeKind;
+  url: string;
+  page_id: string;
+  content_hash: string | null;
+  crawl_id: string;
+  duplicate_of: string | null;
+  recorded_at: Date | string;
+}
+
+export interface ReadChangesOptions {
+  /** A cursor from an earlier read (an event's `cursor` or a page's `nextCursor`); '0' is the start. */
+  since: string;
+  limit: number;
+  /** Only this crawl's events (the cursor still walks the one global order). */
+  crawlId?: string;
+}
+
+/** The events after `since`, oldest first, at most `limit` of them. */
+export async function readChanges(db: Queryable, options: ReadChangesOptions): Promise<ChangePage> {
+  const { rows } = await db.query<ChangeRow>(
+    `SELECT seq::text, kind, url, page_id::text, content_hash, crawl_id, duplicate_of, recorded_at
+       FROM change_events
+      WHERE seq > $1::bigint AND ($3::text IS NULL OR crawl_id = $3)
+      ORDER BY seq
+      LIMIT $2`,
+    [options.since, options.limit + 1, options.crawlId ?? null],
+  );
+  const hasMore = rows.length > options.limit;
+  const events = rows.slice(0, options.limit).map(
+    (row): ChangeEvent => ({
+      cursor: row.seq,
+      kind: row.kind,
+      url: row.url,
+      pageId: Number(row.page_id),
+      contentHash: row.content_hash,
+      crawlId: row.crawl_id,
+      duplicateOf: row.duplicate_of,
+      recordedAt: new Date(row.recorded_at).toISOString(),
+    }),
+  );
+  return { events, nextCursor: events.at(-1)?.cursor ?? options.since, hasMore };
+}
