@@ -14,6 +14,7 @@ import { MetricsScraper, observeApiRequest } from '../infra/metrics';
 import { installAuth } from './auth';
 import { installCrossSiteGuards } from './cross-site-guards';
 import { installErrorHandlers } from './errors';
+import { registerChangeRoutes } from './routes/change-routes';
 import { registerCrawlRoutes } from './routes/crawl-routes';
 import { registerGraphRoutes } from './routes/graph-routes';
 import { registerOpsRoutes } from './routes/ops-routes';
@@ -138,6 +139,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   registerTagRoutes(app, deps.db);
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);
+  registerChangeRoutes(app, deps.db);
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
   registerScheduleRoutes(app, { db: deps.db, temporal: deps.temporal });
   registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal, metrics });

@@ -480,6 +480,7 @@ describe('operations', () => {
     expect(result.body.openapi).toMatch(/^3\./);
     expect(Object.keys(result.body.paths).sort()).toEqual(
       [
+        '/changes',
         '/crawls',
         '/crawls/{id}',
         '/crawls/{id}/{action}',
