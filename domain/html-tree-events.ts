@@ -10,6 +10,7 @@
  * honoured only in SVG and MathML, SVG's camel-cased names and `<image>` read as `<img>`.
  */
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
+import { VOID_ELEMENTS } from './html-void-elements';
 
 export interface HtmlTreeHandler {
   onopentag(name: string, attributes: Readonly<Record<string, string>>): void;
@@ -74,27 +75,6 @@ const OPEN_IMPLIES_CLOSE = new Map<string, ReadonlySet<string>>([
   ['rp', RTP_TAGS],
   ['tbody', TABLE_SECTION_TAGS],
   ['tfoot', TABLE_SECTION_TAGS],
-]);
-const VOID_ELEMENTS = new Set([
-  'area',
-  'base',
-  'basefont',
-  'br',
-  'col',
-  'command',
-  'embed',
-  'frame',
-  'hr',
-  'img',
-  'input',
-  'isindex',
-  'keygen',
-  'link',
-  'meta',
-  'param',
-  'source',
-  'track',
-  'wbr',
 ]);
 const FOREIGN_ROOTS = new Set(['math', 'svg']);
 /** HTML inside SVG or MathML: these names (SVG-cased) open an HTML context again. */

@@ -6,6 +6,7 @@
  * because htmlparser2 (under linkedom) scans its open-element stack on every tag, and Readability
  * and turndown recurse: 10,000 nested `<div>`s would otherwise cost seconds or the stack.
  */
+import { VOID_ELEMENTS } from '../domain/html-void-elements';
 
 export interface SanitizedHtml {
   html: string;
@@ -17,23 +18,6 @@ export interface SanitizedHtml {
   droppedTags: number;
 }
 
-const VOID = new Set([
-  'area',
-  'base',
-  'br',
-  'col',
-  'embed',
-  'hr',
-  'img',
-  'input',
-  'link',
-  'meta',
-  'param',
-  'source',
-  'track',
-  'wbr',
-  'keygen',
-]);
 /** Elements that a second opening of the same name implicitly closes. */
 const SELF_CLOSING_SIBLINGS = new Set(['p', 'li', 'dt', 'dd', 'option', 'tr', 'td', 'th']);
 const FOREIGN_ROOTS = new Set(['svg', 'math']);
@@ -75,7 +59,7 @@ function capDepth(html: string, maxDepth: number): { html: string; dropped: numb
   const out = replaceTags(html, /<(\/?)([a-zA-Z][\w:-]*)\b/g, (tag, [, slash = '', rawName = '']) => {
     const name = rawName.toLowerCase();
     if (slash === '') {
-      if (VOID.has(name) || (foreign > 0 && tag.endsWith('/>'))) return tag;
+      if (VOID_ELEMENTS.has(name) || (foreign > 0 && tag.endsWith('/>'))) return tag;
       if (SELF_CLOSING_SIBLINGS.has(name) && stack.at(-1)?.name === name) {
         if (stack.pop()?.dropped) dropped++;
       }
