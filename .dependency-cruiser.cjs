@@ -8,7 +8,7 @@
  *   floor 2  infra/  extract/  report/    processes, services and logging; page text; integrity
  *   floor 3  embed/                       the embedding model
  *   floor 4  activities/  search/         the I/O steps; hybrid search
- *   floor 5  workflows/  export/  workers/
+ *   floor 5  workflows/  export/  workers/  mcp/   orchestration; the MCP server the API and CLI serve
  *   floor 6  api/  testbed/               the HTTP API; servers and stacks tests and benches share
  *   floor 7  cli/  scripts/  bench/
  *   floor 8  bin/
@@ -33,7 +33,7 @@ const FLOORS = [
   ['infra', 'extract', 'report'],
   ['embed'],
   ['activities', 'search'],
-  ['workflows', 'export', 'workers'],
+  ['workflows', 'export', 'workers', 'mcp'],
   ['api', 'testbed'],
   ['cli', 'scripts', 'bench'],
   ['bin'],
@@ -55,6 +55,7 @@ const WHY = {
   workflows: 'workflows/ orchestrate; see workflows-deterministic for what they may import',
   export: 'export/ writes the corpus out through the activities it reuses; nothing below it exports',
   workers: 'workers/ host activities and workflows; only the entry points above start them',
+  mcp: 'mcp/ is the MCP server both entry points serve (api/ at /mcp, cli/ on stdio), so it stands below both and imports neither; it reads the store and starts crawls through infra/, never workflows/ code',
   api: 'api/ is an entry point beside the CLI, so it never imports cli/: shared pieces live below both',
   testbed: 'testbed/ serves tests and benches; nothing in the product depends on it',
   cli: 'cli/ is the top of the product: bin/ alone imports it',
@@ -74,6 +75,7 @@ const PRODUCT = [
   'export',
   'extract',
   'infra',
+  'mcp',
   'report',
   'search',
   'workers',
