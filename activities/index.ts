@@ -4,6 +4,7 @@
  */
 import type { Database } from '../db/database';
 import { createCrawlRecords } from './crawl-records';
+import { createWebhookActivities, type WebhookActivities } from './deliver-webhook';
 import { createEmbedActivities } from './embed-chunks';
 import { createFetchAndStore } from './fetch-and-store';
 import { createFetchRobots } from './fetch-robots';
@@ -25,7 +26,7 @@ export interface ActivityDeps {
   llm?: LlmConfig;
 }
 
-export function createActivities(deps: ActivityDeps): ActivityApi {
+export function createActivities(deps: ActivityDeps): ActivityApi & WebhookActivities {
   const robots = createRobotsPolicy(deps);
   const pageContent = createPageContent(deps);
   const summarize = createSummarizeActivities(deps);
@@ -43,6 +44,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi {
     ...createFrontierSpill(deps),
     ...summarize,
     ...createLlmActivities({ db: deps.db, llm: deps.llm ?? llmConfigFromEnv() }),
+    ...createWebhookActivities({ db: deps.db }),
   };
 }
 

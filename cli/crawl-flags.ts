@@ -7,6 +7,7 @@
 import type { ScheduledCrawlSpec } from '../domain/crawl-request';
 import { buildCrawlSpec, buildScheduledCrawlSpec, type CrawlRequest } from '../domain/crawl-request';
 import { type CrawlSpec, type CrawlSpecIssue, InvalidCrawlSpecError } from '../domain/crawl-spec';
+import { WEBHOOK_SECRET_ENV } from '../domain/webhook-events';
 import { newCrawlId } from '../infra/start-crawl';
 import { UsageError } from './errors';
 
@@ -24,11 +25,14 @@ export interface CrawlFlags {
   frontierMaxUrls?: number;
   userAgent?: string;
   allowHost?: string[];
+  notify?: string[];
   maxBodyBytes?: number;
   render?: string;
   onlyDue?: boolean;
   llmUrl?: string;
   crawlId?: string;
+  /** Whether this process runs the workers (gleaner crawl's --[no-]local-workers). */
+  localWorkers?: boolean;
 }
 
 /** Spec field → the flag that sets it, for error messages in the user's words. */
@@ -47,6 +51,7 @@ const FLAG_OF: Record<string, string> = {
   frontierMaxUrls: '--frontier-max-urls',
   userAgent: '--user-agent',
   allowHosts: '--allow-host',
+  notify: '--notify',
   maxBodyBytes: '--max-body-bytes',
   render: '--render',
   onlyDue: '--only-due',
@@ -71,6 +76,7 @@ export function crawlRequestFromFlags(urls: string[], flags: CrawlFlags): CrawlR
     ...defined('frontierMaxUrls', flags.frontierMaxUrls),
     ...defined('userAgent', flags.userAgent),
     ...defined('allowHosts', flags.allowHost),
+    ...defined('notify', flags.notify),
     ...defined('maxBodyBytes', flags.maxBodyBytes),
     ...defined('render', flags.render as CrawlRequest['render']),
     ...(flags.onlyDue ? { onlyDue: true } : {}),
@@ -103,10 +109,33 @@ function asUsage<T>(build: () => T): T {
 }
 
 export function specFromFlags(urls: string[], flags: CrawlFlags): CrawlSpec {
-  return asUsage(() => buildCrawlSpec(crawlRequestFromFlags(urls, flags), flags.crawlId ?? newCrawlId()));
+  const spec = asUsage(() =>
+    buildCrawlSpec(crawlRequestFromFlags(urls, flags), flags.crawlId ?? newCrawlId()),
+  );
+  requireWebhookSecret(spec, flags);
+  return spec;
 }
 
 export function scheduledSpecFromFlags(urls: string[], flags: CrawlFlags): ScheduledCrawlSpec {
   const { crawlId: _none, ...request } = crawlRequestFromFlags(urls, flags);
-  return asUsage(() => buildScheduledCrawlSpec(request));
+  const spec = asUsage(() => buildScheduledCrawlSpec(request));
+  requireWebhookSecret(spec, flags);
+  return spec;
+}
+
+/**
+ * Webhooks are always signed, so `--notify` needs GLEANER_WEBHOOK_SECRET wherever they are delivered.
+ * When this process's own workers deliver them (the embedded default, or --local-workers) a missing
+ * secret is a usage error before anything starts. Workers elsewhere (TEMPORAL_ADDRESS set) hold the
+ * secret themselves and this process never needs it: a worker without it fails each delivery with an
+ * error naming the variable, and Temporal retries until it is set, so nothing is lost.
+ */
+function requireWebhookSecret(spec: { notify: readonly string[] }, flags: CrawlFlags): void {
+  if (spec.notify.length === 0) return;
+  const localWorkers = flags.localWorkers ?? !process.env.TEMPORAL_ADDRESS;
+  if (localWorkers && !process.env[WEBHOOK_SECRET_ENV]) {
+    throw new UsageError(
+      `--notify: set ${WEBHOOK_SECRET_ENV}: webhooks are always signed (HMAC-SHA256), and this process delivers them`,
+    );
+  }
 }

@@ -12,12 +12,14 @@ import {
   parseCrawlSpec,
 } from './crawl-spec';
 import { canonicalizeUrl } from './url';
+import { notifyAddressProblem } from './webhook-events';
 
 /** A crawl request: the spec's fields, its id optional (the caller supplies one when it is absent). */
 export type CrawlRequest = CrawlSpecInput;
 
 /**
- * Checks what the schema alone cannot (seeds are http(s) URLs, `scope: 'domains'` names a domain),
+ * Checks what the schema alone cannot (seeds are http(s) URLs, `scope: 'domains'` names a domain, no
+ * webhook receiver is an address the SSRF guard refuses),
  * then validates and fills defaults. `crawlId` is used when the request carries none.
  */
 export function buildCrawlSpec(request: CrawlRequest, crawlId: string): CrawlSpec {
@@ -28,6 +30,13 @@ export function buildCrawlSpec(request: CrawlRequest, crawlId: string): CrawlSpe
   }
   if (request.scope === 'domains' && (request.domains ?? []).length === 0) {
     issues.push({ field: 'domains', message: 'needs at least one host when scope is "domains"' });
+  }
+  // A receiver the SSRF guard is sure to refuse is said now, not found in a worker's log later.
+  for (const [index, url] of (Array.isArray(request.notify) ? request.notify : []).entries()) {
+    const problem =
+      typeof url === 'string' &&
+      notifyAddressProblem(url, Array.isArray(request.allowHosts) ? request.allowHosts : []);
+    if (problem) issues.push({ field: `notify.${index}`, message: problem });
   }
   if (issues.length > 0) throw new InvalidCrawlSpecError(issues);
   return parseCrawlSpec(request, crawlId);

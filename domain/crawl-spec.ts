@@ -5,6 +5,7 @@
  * untrusted JSON).
  */
 import { z } from 'zod';
+import { MAX_NOTIFY_URLS, notifyUrlProblem } from './webhook-events';
 
 /**
  * Crawl ids: letters, digits, `._-`, optionally ending with the `-<RFC 3339 time>` a Temporal
@@ -60,6 +61,23 @@ function buildCrawlSpecSchema() {
       userAgent: z.string().min(1).max(500).default(DEFAULT_USER_AGENT),
       /** Hosts or addresses the SSRF guard may fetch even when they resolve to private or loopback addresses. @default [] */
       allowHosts: z.array(z.string().min(1)).default([]),
+      /**
+       * Receivers of the crawl's signed webhooks (`crawl.started`, `pages.changed`, `crawl.completed`;
+       * domain/webhook-events.ts): absolute http(s) URLs without credentials, reached through the SSRF
+       * guard like any fetch (a private or loopback receiver only when `allowHosts` lists it). @default []
+       */
+      notify: z
+        .array(
+          z
+            .string()
+            .min(1)
+            .superRefine((url, ctx) => {
+              const problem = notifyUrlProblem(url);
+              if (problem) ctx.addIssue({ code: 'custom', message: problem });
+            }),
+        )
+        .max(MAX_NOTIFY_URLS)
+        .default([]),
       /** Response bodies are cut at this size. @default 10 MiB */
       maxBodyBytes: z
         .number()

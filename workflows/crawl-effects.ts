@@ -2,7 +2,7 @@
  * Everything the crawl workflow does to the world, beside its pure state (`domain/crawl-state.ts`):
  * the signals and query it answers, the crawl's two activities, child starts and signals to origin
  * workflows (the commands its state transitions return), the request ceiling's durable timer,
- * continue-as-new, and what Temporal Web shows.
+ * continue-as-new, what Temporal Web shows, and the webhooks of its start and end (webhooks.ts).
  *
  * Workflow code cannot signal-with-start another workflow, so cross-origin URLs travel through the
  * crawl: a new origin's workflow is started with its first batch, later batches are signalled.
@@ -58,6 +58,7 @@ import {
   quotaSignal,
 } from './messages';
 import { originWorkflow } from './origin-workflow';
+import { completedData, sendsWebhooks, startedData, startWebhooks } from './webhooks';
 
 const { registerCrawl, finishCrawl } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.crawl,
@@ -222,6 +223,7 @@ export function crawlEffects(
         return url;
       });
       const { claimed } = await registerCrawl({ spec, seeds });
+      if (sendsWebhooks(spec)) await startWebhooks(spec, 'started', startedData(spec));
       state.inbox.push({ kind: 'discovered', batch: seedBatch(claimed) });
       phase = 'crawling';
     },
@@ -235,6 +237,9 @@ export function crawlEffects(
     async finish() {
       const summary = summarizeCrawl(spec, state, Date.now());
       await finishCrawl({ crawlId: spec.crawlId, summary });
+      // After finishCrawl: the recrawl's removals are settled and the summary is stored, so the
+      // webhooks read every change of the crawl.
+      if (sendsWebhooks(spec)) await startWebhooks(spec, 'completed', completedData(summary));
       show('done');
       log.info('crawl finished', { ...summary });
       return summary;

@@ -3,3 +3,4 @@ export { crawlWorkflow } from './crawl-workflow';
 export { originWorkflow } from './origin-workflow';
 export { pageBatchWorkflow } from './page-batch-workflow';
 export { pageWorkflow } from './page-workflow';
+export { webhooksWorkflow } from './webhooks';

@@ -35,6 +35,7 @@ export interface StartCrawlBody {
   perOriginConcurrency?: number;
   userAgent?: string;
   allowHosts?: string[];
+  notify?: string[];
   maxBodyBytes?: number;
   render?: 'auto' | 'never' | 'always';
   onlyDue?: boolean;
@@ -63,6 +64,13 @@ export const CRAWL_SPEC_PROPERTIES = {
   },
   userAgent: { type: 'string', minLength: 1, maxLength: 500 },
   allowHosts: { ...stringList, description: 'hosts the SSRF guard may fetch on private addresses' },
+  notify: {
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: 2048 },
+    maxItems: 10,
+    description:
+      'http(s) receivers of signed webhooks (crawl.started, pages.changed, crawl.completed; Gleaner-Signature: HMAC-SHA256 with GLEANER_WEBHOOK_SECRET, which the workers hold)',
+  },
   maxBodyBytes: { type: 'integer', minimum: 1 },
   onlyDue: {
     type: 'boolean',

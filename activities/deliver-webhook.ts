@@ -1,0 +1,229 @@
+/**
+ * Delivers one signed webhook to one receiver: one POST per attempt, under a deadline, through the
+ * SSRF guard every fetch uses (the resolved addresses are checked and pinned; redirects are not
+ * followed). Temporal owns the retries (workflows/webhooks.ts): an answer worth retrying is thrown as
+ * a retryable failure, one that cannot improve (a 4xx other than 408/429, a refused address) as a
+ * non-retryable one. The body is the same on every attempt, so its delivery id is too; only the
+ * signature's timestamp changes.
+ *
+ * The signing secret is read here, from GLEANER_WEBHOOK_SECRET, in the worker that delivers: it never
+ * travels in a spec, a workflow history or a request.
+ */
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import type { Database } from '../db/database';
+import {
+  isRetryableStatus,
+  WEBHOOK_HEADERS,
+  WEBHOOK_SECRET_ENV,
+  type WebhookEvent,
+  webhookBody,
+} from '../domain/webhook-events';
+import { BlockedUrlError } from './http/errors';
+import { checkUrl, createPinnedClient, type Resolver } from './http/ssrf-guard';
+import { signWebhook } from './webhook-signature';
+
+/** One attempt's whole time: connect, send, and the receiver's answer. */
+export const DELIVERY_ATTEMPT_TIMEOUT_MS = 10_000;
+/** What is read of a receiver's answer (and thrown away) before the connection is closed. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+const USER_AGENT = 'gleaner-webhooks/0.1 (+https://github.com/gleaner-crawler/gleaner)';
+
+export interface DeliverWebhookInput {
+  /** The receiver, validated by the spec (http(s), no credentials). */
+  url: string;
+  /** The crawl's allowHosts: a private or loopback receiver only when listed. */
+  allowHosts: string[];
+  /** The event; for `pages.changed` its `data` is filled here from `changes`. */
+  event: WebhookEvent;
+  /**
+   * `pages.changed`: the batch's range in the change log (`change_events.seq`, after < seq <= through),
+   * read at delivery so the workflow history carries two cursors, not the pages.
+   */
+  changes?: { batch: number; afterSeq: string; throughSeq: string };
+}
+
+export interface DeliverWebhookResult {
+  status: number;
+  attempt: number;
+}
+
+export interface PlanChangeBatchesInput {
+  crawlId: string;
+  batchSize: number;
+}
+
+export interface PlanChangeBatchesResult {
+  /** The crawl's change events cut into batches in log order; cursors are decimal strings. */
+  batches: Array<{ afterSeq: string; throughSeq: string; count: number }>;
+}
+
+export interface WebhookActivities {
+  deliverWebhook(input: DeliverWebhookInput): Promise<DeliverWebhookResult>;
+  planChangeBatches(input: PlanChangeBatchesInput): Promise<PlanChangeBatchesResult>;
+}
+
+export interface WebhookDeps {
+  db: Database;
+  /** @default process.env.GLEANER_WEBHOOK_SECRET, read at each attempt (a worker given it later delivers) */
+  secret?: () => string | undefined;
+  /** @default the system resolver */
+  resolve?: Resolver;
+}
+
+interface ChangeRow {
+  seq: string;
+  kind: string;
+  url: string;
+  content_hash: string | null;
+  duplicate_of: string | null;
+  recorded_at: Date | string;
+}
+
+export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
+  const secretOf = deps.secret ?? (() => process.env[WEBHOOK_SECRET_ENV]);
+
+  async function changesData(crawlId: string, changes: NonNullable<DeliverWebhookInput['changes']>) {
+    const { rows } = await deps.db.query<ChangeRow>(
+      `SELECT seq::text AS seq, kind, url, content_hash, duplicate_of, recorded_at
+         FROM change_events
+        WHERE crawl_id = $1 AND seq > $2::bigint AND seq <= $3::bigint
+        ORDER BY seq`,
+      [crawlId, changes.afterSeq, changes.throughSeq],
+    );
+    return {
+      batch: changes.batch,
+      changes: rows.map((row) => ({
+        cursor: row.seq,
+        kind: row.kind,
+        url: row.url,
+        contentHash: row.content_hash,
+        ...(row.duplicate_of ? { duplicateOf: row.duplicate_of } : {}),
+        recordedAt: new Date(row.recorded_at).toISOString(),
+      })),
+      // Where a follower of GET /changes continues after this batch.
+      nextCursor: changes.throughSeq,
+    };
+  }
+
+  return {
+    async deliverWebhook(input) {
+      const context = Context.current();
+      const attempt = context.info.attempt;
+      const secret = secretOf();
+      if (!secret) {
+        throw ApplicationFailure.retryable(
+          `${WEBHOOK_SECRET_ENV} is not set on the worker that delivers webhooks: set it there; this delivery is retried until then`,
+          'WebhookSecretMissing',
+        );
+      }
+      const event = input.changes
+        ? { ...input.event, data: await changesData(input.event.crawlId, input.changes) }
+        : input.event;
+      const body = webhookBody(event);
+      const fields = { url: input.url, deliveryId: event.id, event: event.type, attempt };
+
+      const signal = AbortSignal.any([
+        context.cancellationSignal,
+        AbortSignal.timeout(DELIVERY_ATTEMPT_TIMEOUT_MS),
+      ]);
+      let target: Awaited<ReturnType<typeof checkUrl>>;
+      try {
+        target = await checkUrl(input.url, {
+          allowHosts: input.allowHosts,
+          signal,
+          ...(deps.resolve ? { resolve: deps.resolve } : {}),
+        });
+      } catch (error) {
+        if (error instanceof BlockedUrlError) {
+          log.warn('webhook receiver refused by the SSRF guard', { ...fields, reason: error.message });
+          throw ApplicationFailure.nonRetryable(
+            `webhook receiver refused by the SSRF guard: ${error.message}`,
+            'WebhookReceiverBlocked',
+          );
+        }
+        throw retryable(`cannot resolve the webhook receiver: ${(error as Error).message}`, fields);
+      }
+
+      const client = createPinnedClient(target, DELIVERY_ATTEMPT_TIMEOUT_MS);
+      let status: number;
+      let retryAfter: string | undefined;
+      try {
+        const answer = await client.request({
+          method: 'POST',
+          path: `${target.url.pathname}${target.url.search}`,
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': USER_AGENT,
+            [WEBHOOK_HEADERS.signature]: signWebhook(secret, Math.floor(Date.now() / 1000), body),
+            [WEBHOOK_HEADERS.deliveryId]: event.id,
+            [WEBHOOK_HEADERS.event]: event.type,
+          },
+          body,
+          headersTimeout: DELIVERY_ATTEMPT_TIMEOUT_MS,
+          bodyTimeout: DELIVERY_ATTEMPT_TIMEOUT_MS,
+          signal,
+        });
+        status = answer.statusCode;
+        const header = answer.headers['retry-after'];
+        retryAfter = Array.isArray(header) ? header[0] : header;
+        await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => {});
+      } catch (error) {
+        throw retryable(`webhook POST failed: ${(error as Error).message}`, fields);
+      } finally {
+        await client.destroy().catch(() => {});
+      }
+
+      if (status >= 200 && status < 300) {
+        log.info('webhook delivered', { ...fields, status });
+        return { status, attempt };
+      }
+      const message = `webhook receiver answered ${status}`;
+      if (!isRetryableStatus(status)) {
+        log.warn('webhook refused by its receiver; not retried', { ...fields, status });
+        throw ApplicationFailure.nonRetryable(message, 'WebhookRejected');
+      }
+      log.warn('webhook not accepted; Temporal retries it', { ...fields, status });
+      const delayMs = retryAfterMs(retryAfter);
+      throw ApplicationFailure.create({
+        message,
+        type: 'WebhookNotAccepted',
+        ...(delayMs !== undefined ? { nextRetryDelay: delayMs } : {}),
+      });
+    },
+
+    async planChangeBatches({ crawlId, batchSize }) {
+      if (!Number.isInteger(batchSize) || batchSize < 1)
+        throw ApplicationFailure.nonRetryable('batchSize must be a positive integer', 'InvalidInput');
+      // Batch b holds the crawl's events numbered b*size+1 .. (b+1)*size in log order; the log is
+      // append-only and the crawl has finished writing, so a retry plans the same batches.
+      const { rows } = await deps.db.query<{ first: string; last: string; count: number }>(
+        `SELECT min(seq)::text AS first, max(seq)::text AS last, count(*)::int AS count
+           FROM (SELECT seq, (row_number() OVER (ORDER BY seq) - 1) / $2 AS b
+                   FROM change_events WHERE crawl_id = $1) numbered
+          GROUP BY b ORDER BY b`,
+        [crawlId, batchSize],
+      );
+      return {
+        batches: rows.map((row) => ({
+          afterSeq: (BigInt(row.first) - 1n).toString(),
+          throughSeq: row.last,
+          count: row.count,
+        })),
+      };
+    },
+  };
+}
+
+function retryable(message: string, fields: Record<string, unknown>): ApplicationFailure {
+  log.warn('webhook not delivered; Temporal retries it', { ...fields, error: message });
+  return ApplicationFailure.retryable(message, 'WebhookNotDelivered');
+}
+
+/** A Retry-After in seconds or as an HTTP date, in ms; capped at an hour, undefined when absent or bad. */
+function retryAfterMs(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
+  if (!Number.isFinite(ms) || ms < 0) return undefined;
+  return Math.min(ms, 3_600_000);
+}

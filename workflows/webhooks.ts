@@ -1,0 +1,184 @@
+/**
+ * Signed webhooks of a crawl (`notify` in the spec): the crawl starts a webhooks workflow when it
+ * starts and another when it completes, as abandoned children, so a receiver that is down delays no
+ * page and no summary, and its deliveries outlive the crawl (and a continue-as-new of it): each one is
+ * an activity Temporal retries with backoff for up to three days, so a receiver down for a while
+ * gets every event later. Nothing is lost while the workflow lives, and the workflow ids are derived
+ * from the crawl's, so a retried or replayed start never starts a second one.
+ *
+ * Each receiver gets its events in order, one at a time: on completion first the crawl's page
+ * changes in batches (`pages.changed`, read from the change log at delivery), then `crawl.completed`
+ * with the summary. Receivers are independent: one that is down or refuses holds up only itself.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  log,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  startChild,
+} from '@temporalio/workflow';
+import type { DeliverWebhookInput, WebhookActivities } from '../activities/deliver-webhook';
+import type { CrawlSummary } from '../domain/crawl-messages';
+import type { CrawlSpec } from '../domain/crawl-spec';
+import { TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../domain/temporal-names';
+import { CHANGES_PER_BATCH, type WebhookEvent, webhookDeliveryId } from '../domain/webhook-events';
+
+/**
+ * `webhooks-v1`: crawls whose spec has `notify` start the webhooks workflows. Asked only when the
+ * spec has receivers, so runs without any (every recorded history) never meet it.
+ */
+export const WEBHOOKS_PATCH = 'webhooks-v1';
+
+/**
+ * Delivery on the crawl queue: a small POST beside registerCrawl and finishCrawl, in the few crawl
+ * workers, so the signing secret lives there and not on every fetch machine. Backoff from 1 s doubling
+ * to 5 min, for up to three days; each attempt has its own deadline (DELIVERY_ATTEMPT_TIMEOUT_MS).
+ */
+const { deliverWebhook } = proxyActivities<WebhookActivities>({
+  taskQueue: TASK_QUEUES.crawl,
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '3 days',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    nonRetryableErrorTypes: ['WebhookReceiverBlocked', 'WebhookRejected', 'InvalidInput'],
+  },
+});
+
+const { planChangeBatches } = proxyActivities<WebhookActivities>({
+  taskQueue: TASK_QUEUES.crawl,
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+export interface WebhooksInput {
+  crawlId: string;
+  /** Receivers, each sent every event. */
+  notify: string[];
+  /** The crawl's allowHosts, for the SSRF guard. */
+  allowHosts: string[];
+  /** `started`: crawl.started; `completed`: pages.changed batches, then crawl.completed. */
+  moment: 'started' | 'completed';
+  /** When the crawl reached the moment (ISO 8601): every event's createdAt. */
+  createdAt: string;
+  /** crawl.started: the spec's outline; crawl.completed: the summary. */
+  data: Record<string, unknown>;
+}
+
+export interface WebhooksResult {
+  /** Deliveries accepted with a 2xx. */
+  delivered: number;
+  /** Deliveries that failed for good (refused by the SSRF guard or the receiver), with why. */
+  failed: Array<{ url: string; deliveryId: string; error: string }>;
+}
+
+/** One delivery: its id and what the activity needs besides the receiver. */
+type Delivery = Omit<DeliverWebhookInput, 'url' | 'allowHosts'>;
+
+export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksResult> {
+  const deliveries: Delivery[] = [];
+  const event = (type: WebhookEvent['type'], batch: number, data: Record<string, unknown>) => ({
+    id: webhookDeliveryId(input.crawlId, type, batch),
+    type,
+    crawlId: input.crawlId,
+    createdAt: input.createdAt,
+    data,
+  });
+  if (input.moment === 'started') deliveries.push({ event: event('crawl.started', 0, input.data) });
+  else {
+    const { batches } = await planChangeBatches({ crawlId: input.crawlId, batchSize: CHANGES_PER_BATCH });
+    for (const [index, range] of batches.entries()) {
+      const batch = index + 1;
+      deliveries.push({
+        event: event('pages.changed', batch, {}),
+        changes: { batch, afterSeq: range.afterSeq, throughSeq: range.throughSeq },
+      });
+    }
+    deliveries.push({ event: event('crawl.completed', 0, input.data) });
+  }
+
+  const result: WebhooksResult = { delivered: 0, failed: [] };
+  await Promise.all(
+    input.notify.map(async (url) => {
+      for (const delivery of deliveries) {
+        try {
+          await deliverWebhook({ url, allowHosts: input.allowHosts, ...delivery });
+          result.delivered++;
+        } catch (error) {
+          const reason = failureReason(error);
+          log.warn('webhook not delivered', { url, deliveryId: delivery.event.id, error: reason });
+          result.failed.push({ url, deliveryId: delivery.event.id, error: reason });
+        }
+      }
+    }),
+  );
+  if (result.failed.length > 0) {
+    // Failed, so Temporal Web and `temporal workflow list` show which receiver refused and why.
+    throw ApplicationFailure.nonRetryable(
+      `${result.failed.length} webhook deliveries failed: ${result.failed.map((f) => `${f.url} (${f.deliveryId}): ${f.error}`).join('; ')}`,
+      'WebhookDeliveryFailed',
+      result,
+    );
+  }
+  return result;
+}
+
+function failureReason(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause instanceof Error) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The webhooks workflow of one crawl's moment: the id is the crawl's, so it is started once. */
+export function webhooksWorkflowId(crawlId: string, moment: WebhooksInput['moment']): string {
+  return `crawl-${crawlId}/webhooks/${moment}`;
+}
+
+/** Whether this crawl sends webhooks (the spec has receivers and the run is on `webhooks-v1`). */
+export function sendsWebhooks(spec: CrawlSpec): boolean {
+  return spec.notify.length > 0 && patched(WEBHOOKS_PATCH);
+}
+
+/**
+ * Starts the webhooks of a moment and returns once the child has started: the crawl never waits for
+ * a delivery. Abandoned on close, so deliveries go on after the crawl completes.
+ */
+export async function startWebhooks(
+  spec: CrawlSpec,
+  moment: WebhooksInput['moment'],
+  data: Record<string, unknown>,
+): Promise<void> {
+  await startChild(webhooksWorkflow, {
+    workflowId: webhooksWorkflowId(spec.crawlId, moment),
+    taskQueue: TASK_QUEUES.crawl,
+    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    args: [
+      {
+        crawlId: spec.crawlId,
+        notify: spec.notify,
+        allowHosts: spec.allowHosts,
+        moment,
+        createdAt: new Date(Date.now()).toISOString(),
+        data,
+      },
+    ],
+  });
+}
+
+/** crawl.started's data: what was asked, without the receivers (the signature proves the sender). */
+export function startedData(spec: CrawlSpec): Record<string, unknown> {
+  return {
+    seeds: spec.seeds.slice(0, 100),
+    seedCount: spec.seeds.length,
+    maxPages: spec.maxPages,
+    scope: spec.scope,
+  };
+}
+
+/** crawl.completed's data: the summary the crawl returns. */
+export function completedData(summary: CrawlSummary): Record<string, unknown> {
+  return { ...summary };
+}
