@@ -11,15 +11,20 @@ const BASE_PREFIXES = ['LC_'];
 
 /**
  * `env` reduced to the base names plus `extraNames` (exact names, or prefixes ending in `*`).
- * Values never come from anywhere but `env`.
+ * Values never come from anywhere but `env`. `withBase: false` keeps `extraNames` alone, for a
+ * child that must not even learn who runs it (the browser, whose pages are strangers' code).
  */
 export function allowlistedEnv(
   env: NodeJS.ProcessEnv,
   extraNames: readonly string[] = [],
+  { withBase = true }: { withBase?: boolean } = {},
 ): Record<string, string> {
-  const exact = new Set([...BASE_NAMES, ...extraNames.filter((name) => !name.endsWith('*'))]);
+  const exact = new Set([
+    ...(withBase ? BASE_NAMES : []),
+    ...extraNames.filter((name) => !name.endsWith('*')),
+  ]);
   const prefixes = [
-    ...BASE_PREFIXES,
+    ...(withBase ? BASE_PREFIXES : []),
     ...extraNames.filter((name) => name.endsWith('*')).map((name) => name.slice(0, -1)),
   ];
   const kept: Record<string, string> = {};

@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { allowlistedEnv } from '../../infra/child-env';
 
 /** No browser to render with: a setup problem no retry fixes. */
 export class BrowserUnavailableError extends Error {
@@ -41,9 +42,8 @@ const WRAPPER_ENV = {
  * keys, proxies…) is left behind. HOME, XDG_* and TMPDIR are passed only when the browser runs as
  * gleaner's own user; as another user it gets a home of its own (its profile folder).
  */
-const PASSED_NAMES = new Set(['PATH', 'LANG', 'LANGUAGE', 'TZ', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH']);
-const PASSED_PREFIXES = ['LC_'];
-const SAME_USER_NAMES = new Set(['HOME', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'TMPDIR']);
+const PASSED_NAMES = ['PATH', 'LANG', 'LANGUAGE', 'TZ', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH', 'LC_*'];
+const SAME_USER_NAMES = ['HOME', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'TMPDIR'];
 
 export interface BrowserUser {
   name: string;
@@ -136,15 +136,9 @@ export function browserEnvironment(
   env: NodeJS.ProcessEnv,
   options: { sameUser: boolean },
 ): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    const passed =
-      PASSED_NAMES.has(name) ||
-      PASSED_PREFIXES.some((prefix) => name.startsWith(prefix)) ||
-      (options.sameUser && SAME_USER_NAMES.has(name));
-    if (passed) kept[name] = value;
-  }
+  const kept = allowlistedEnv(env, options.sameUser ? [...PASSED_NAMES, ...SAME_USER_NAMES] : PASSED_NAMES, {
+    withBase: false,
+  });
   kept.PATH ??= '/usr/local/bin:/usr/bin:/bin';
   return kept;
 }
