@@ -17,6 +17,7 @@ import { installErrorHandlers } from './errors';
 import { registerChangeRoutes } from './routes/change-routes';
 import { registerCrawlRoutes } from './routes/crawl-routes';
 import { registerGraphRoutes } from './routes/graph-routes';
+import { registerMcpRoutes } from './routes/mcp-routes';
 import { registerOpsRoutes } from './routes/ops-routes';
 import { registerPageRoutes } from './routes/page-routes';
 import { registerScheduleRoutes } from './routes/schedule-routes';
@@ -143,6 +144,11 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
   registerScheduleRoutes(app, { db: deps.db, temporal: deps.temporal });
   registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal, metrics });
+  registerMcpRoutes(app, {
+    db: deps.db,
+    temporal: deps.temporal,
+    ...(deps.search ? { search: deps.search } : {}),
+  });
   app.get('/openapi.json', { config: { access: 'open' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;

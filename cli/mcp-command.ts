@@ -1,0 +1,112 @@
+/**
+ * `gleaner mcp [--allow-crawl]`: the corpus as an MCP server on stdio, for Claude Desktop, Cursor,
+ * VS Code and any other MCP client that starts `gleaner mcp` itself. stdout carries the protocol
+ * alone: logs and notes go to stderr.
+ *
+ * The store opens as `gleaner search` opens it (DATABASE_URL, else a running gleaner's socket, else
+ * the embedded store directly) and the query model loads on a thread of its own meanwhile. Temporal
+ * is reached only when a tool needs it (a running crawl's live progress, start_crawl), on first use:
+ * TEMPORAL_ADDRESS, else the Temporal of the running gleaner process whose store this reads.
+ */
+import path from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Client, Connection } from '@temporalio/client';
+import type { Database } from '../db/database';
+import { readLock } from '../db/pglite-database';
+import { loadEmbedderInThread } from '../embed/embedder-thread';
+import { openStore } from '../infra/embedded-store';
+import { gleanerHome } from '../infra/gleaner-home';
+import { logger } from '../infra/logger';
+import { mcpContext } from '../mcp/context';
+import { createMcpServer } from '../mcp/server';
+import { searchCorpus } from '../search/hybrid-search';
+import type { TextEmbedder } from '../search/text-embedder';
+
+export interface McpCommandOptions {
+  allowCrawl?: boolean;
+}
+
+export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
+  const model = loadEmbedderInThread().catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
+    return undefined;
+  });
+  const db = await openStore().catch(async (error: unknown) => {
+    await (await model)?.close();
+    throw error;
+  });
+  const embedder = (): Promise<TextEmbedder | undefined> => queryEmbedder(db, model);
+  const temporal = lazyTemporal();
+  const server = createMcpServer({
+    db,
+    search: async (params) =>
+      searchCorpus(db, params.mode === 'fulltext' ? undefined : await embedder(), params),
+    context: mcpContext(db, embedder),
+    temporal: temporal.client,
+    allowCrawl: options.allowCrawl ?? false,
+  });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    // The client closing our stdin ends the session; a signal ends the process the same way.
+    process.stdin.once('end', () => resolve());
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+  });
+  try {
+    await server.connect(transport);
+    logger.info({ allowCrawl: options.allowCrawl ?? false }, 'gleaner mcp serving on stdio');
+    await closed;
+  } finally {
+    await server.close().catch(() => {});
+    await Promise.all([db.close(), model.then((m) => m?.close()), temporal.close()]);
+  }
+}
+
+/**
+ * The query embedder, when the corpus has vectors to compare with; undefined when it has none or
+ * the model could not be loaded (search then answers by words and says so in its notes).
+ */
+async function queryEmbedder(
+  db: Database,
+  model: Promise<TextEmbedder | undefined>,
+): Promise<TextEmbedder | undefined> {
+  const { rows } = await db.query('SELECT 1 FROM embedding_model LIMIT 1');
+  return rows.length === 0 ? undefined : await model;
+}
+
+/** A Temporal client made on first use; a failed connection is not kept, so a later call retries. */
+function lazyTemporal(): { client: () => Promise<Client>; close(): Promise<void> } {
+  let pending: Promise<{ client: Client; connection: Connection }> | undefined;
+  const connect = async () => {
+    const address = process.env.TEMPORAL_ADDRESS ?? runningGleanerTemporal();
+    if (!address) {
+      throw new Error(
+        'no Temporal: set TEMPORAL_ADDRESS, or run `gleaner dev` so this server can use its Temporal',
+      );
+    }
+    const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+    return {
+      connection,
+      client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }),
+    };
+  };
+  return {
+    client: async () => {
+      pending ??= connect().catch((error: unknown) => {
+        pending = undefined;
+        throw error;
+      });
+      return (await pending).client;
+    },
+    close: async () => {
+      const open = await pending?.catch(() => undefined);
+      await open?.connection.close();
+    },
+  };
+}
+
+/** The Temporal address a running gleaner process (`gleaner dev`, a crawl) wrote in its store lock. */
+function runningGleanerTemporal(): string | undefined {
+  if (process.env.DATABASE_URL) return undefined;
+  return readLock(`${path.join(gleanerHome(), 'pgdata')}.lock`)?.temporalAddress;
+}

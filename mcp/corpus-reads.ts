@@ -1,0 +1,195 @@
+/**
+ * What the MCP tools read from the store besides search: one page by URL, the sources (origins and
+ * crawls) and one crawl's status. Plain SQL on the `Database` seam, so the same reads run on native
+ * Postgres, on PGlite and through a running gleaner's socket.
+ */
+import type { Database } from '../db/database';
+
+export interface StoredPage {
+  url: string;
+  finalUrl: string;
+  title: string | null;
+  fetchedAt: string | null;
+  /** SHA-256 of the fetched body (the export's `content_sha256`). */
+  contentSha256: string | null;
+  language: string | null;
+  summary: string | null;
+  tags: string[];
+  markdown: string | null;
+  removedAt: string | null;
+  removedReason: string | null;
+  duplicateOf: string | null;
+}
+
+interface PageRow {
+  url: string;
+  final_url: string;
+  title: string | null;
+  fetched_at: Date | string | null;
+  content_hash: string | null;
+  language: string | null;
+  summary: string | null;
+  tags: string[] | null;
+  markdown: string | null;
+  removed_at: Date | string | null;
+  removed_reason: string | null;
+  duplicate_of_url: string | null;
+}
+
+const iso = (value: Date | string | null): string | null =>
+  value === null ? null : new Date(value).toISOString();
+
+/** The page stored under a canonical URL, or under that URL as where a redirect ended. */
+export async function readPageByUrl(db: Database, canonicalUrl: string): Promise<StoredPage | undefined> {
+  const { rows } = await db.query<PageRow>(
+    `SELECT p.url, p.final_url, p.title, p.fetched_at, p.content_hash, p.language, s.summary, s.tags,
+            p.markdown, p.removed_at, p.removed_reason, d.url AS duplicate_of_url
+       FROM pages p
+       LEFT JOIN page_summaries s ON s.page_id = p.id
+       LEFT JOIN pages d ON d.id = p.duplicate_of
+      WHERE p.id = (SELECT id FROM pages WHERE url = $1
+                    UNION ALL SELECT id FROM pages WHERE final_url = $1 LIMIT 1)`,
+    [canonicalUrl],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    url: row.url,
+    finalUrl: row.final_url,
+    title: row.title,
+    fetchedAt: iso(row.fetched_at),
+    contentSha256: row.content_hash,
+    language: row.language,
+    summary: row.summary,
+    tags: row.tags ?? [],
+    markdown: row.markdown,
+    removedAt: iso(row.removed_at),
+    removedReason: row.removed_reason,
+    duplicateOf: row.duplicate_of_url,
+  };
+}
+
+export interface OriginSource {
+  origin: string;
+  pages: number;
+  lastFetchedAt: string | null;
+}
+
+export interface CrawlSource {
+  crawlId: string;
+  status: string;
+  seeds: string[];
+  startedAt: string;
+  finishedAt: string | null;
+  /** Pages whose stored copy this crawl fetched last. */
+  pages: number;
+}
+
+export interface Sources {
+  origins: OriginSource[];
+  crawls: CrawlSource[];
+  /** Crawls recorded in all (the list holds the newest `CRAWLS_LISTED`). */
+  crawlsTotal: number;
+}
+
+export const CRAWLS_LISTED = 50;
+
+export async function listSources(db: Database): Promise<Sources> {
+  const origins = await db.query<{ origin: string; pages: number; last: Date | string | null }>(
+    `SELECT origin, count(*)::int AS pages, max(fetched_at) AS last
+       FROM pages WHERE removed_at IS NULL
+      GROUP BY origin ORDER BY count(*) DESC, origin`,
+  );
+  const crawls = await db.query<{
+    id: string;
+    status: string;
+    spec: { seeds?: string[] } | null;
+    started_at: Date | string;
+    finished_at: Date | string | null;
+    pages: number;
+  }>(
+    `SELECT c.id, c.status, c.spec, c.started_at, c.finished_at,
+            (SELECT count(*)::int FROM pages p WHERE p.crawl_id = c.id AND p.removed_at IS NULL) AS pages
+       FROM crawls c ORDER BY c.started_at DESC, c.id LIMIT ${CRAWLS_LISTED}`,
+  );
+  const total = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM crawls');
+  return {
+    origins: origins.rows.map((row) => ({
+      origin: row.origin,
+      pages: Number(row.pages),
+      lastFetchedAt: iso(row.last),
+    })),
+    crawls: crawls.rows.map((row) => ({
+      crawlId: row.id,
+      status: row.status,
+      seeds: row.spec?.seeds ?? [],
+      startedAt: new Date(row.started_at).toISOString(),
+      finishedAt: iso(row.finished_at),
+      pages: Number(row.pages),
+    })),
+    crawlsTotal: Number(total.rows[0]?.n ?? 0),
+  };
+}
+
+export interface StoredCrawlStatus {
+  crawlId: string;
+  status: string;
+  seeds: string[];
+  startedAt: string;
+  finishedAt: string | null;
+  pagesFetched: number;
+  pagesIndexed: number;
+  urlsDiscovered: number;
+  /** The crawl's final summary (the `gleaner crawl --json` figures), once it has finished. */
+  summary: Record<string, unknown> | null;
+}
+
+/**
+ * A crawl as the store records it (the same figures as `gleaner status`): its row, and while it
+ * runs, counts from its fetch log and URL ledger; a finished crawl's summary has the exact ones.
+ */
+export async function readCrawlStatus(db: Database, crawlId: string): Promise<StoredCrawlStatus | undefined> {
+  const crawl = await db.query<{
+    status: string;
+    spec: { seeds?: string[] } | null;
+    started_at: Date | string;
+    finished_at: Date | string | null;
+    summary: Record<string, unknown> | null;
+  }>('SELECT status, spec, started_at, finished_at, summary FROM crawls WHERE id = $1', [crawlId]);
+  const row = crawl.rows[0];
+  if (!row) return undefined;
+  const counts = await db.query<{ fetched: number; indexed: number; discovered: number }>(
+    `SELECT (SELECT count(DISTINCT url) FROM fetches WHERE crawl_id = $1 AND outcome = 'ok')::int AS fetched,
+            (SELECT count(*) FROM pages WHERE crawl_id = $1 AND indexed_at IS NOT NULL)::int AS indexed,
+            (SELECT count(*) FROM crawl_urls WHERE crawl_id = $1)::int AS discovered`,
+    [crawlId],
+  );
+  const c = counts.rows[0];
+  const fromSummary = (key: string): number | undefined => {
+    const value = row.summary?.[key];
+    return typeof value === 'number' ? value : undefined;
+  };
+  return {
+    crawlId,
+    status: row.status,
+    seeds: row.spec?.seeds ?? [],
+    startedAt: new Date(row.started_at).toISOString(),
+    finishedAt: iso(row.finished_at),
+    pagesFetched: fromSummary('pagesFetched') ?? Number(c?.fetched ?? 0),
+    pagesIndexed: fromSummary('pagesIndexed') ?? Number(c?.indexed ?? 0),
+    urlsDiscovered: Number(c?.discovered ?? 0),
+    summary: row.summary,
+  };
+}
+
+/** A stored crawl's spec, for a recrawl of the same seeds and scope. */
+export async function readCrawlSpec(
+  db: Database,
+  crawlId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await db.query<{ spec: Record<string, unknown> | null }>(
+    'SELECT spec FROM crawls WHERE id = $1',
+    [crawlId],
+  );
+  return rows[0]?.spec ?? undefined;
+}

@@ -1,0 +1,31 @@
+/** What the MCP tools are built on, and the shape of a tool error; shared by the tool modules. */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@temporalio/client';
+import type { Database } from '../db/database';
+import type { SearchOutcome, SearchParams } from '../search/hybrid-search';
+
+export type McpSearch = (params: SearchParams) => Promise<SearchOutcome>;
+
+/** What `get_context` answers: numbered passages within a token budget (search/context.ts). */
+export type McpContext = (request: {
+  question: string;
+  budgetTokens?: number;
+}) => Promise<{ text: string; structured: Record<string, unknown> }>;
+
+export interface McpDeps {
+  db: Database;
+  /** Hybrid search over the corpus (the query embedder loaded by the caller, once). */
+  search: McpSearch;
+  /** Passage assembly for `get_context`; without it the tool answers that it is unavailable. */
+  context?: McpContext;
+  /** A Temporal client, made on first use; without it crawl tools and live progress are unavailable. */
+  temporal?: () => Promise<Client>;
+  /** Register `start_crawl` and `recrawl` (`gleaner mcp --allow-crawl`). @default false */
+  allowCrawl?: boolean;
+  version?: string;
+}
+
+/** A tool error: the reason as text, flagged so the client shows it to the model as a failure. */
+export function toolError(reason: string): CallToolResult {
+  return { content: [{ type: 'text', text: reason }], isError: true };
+}

@@ -1,0 +1,108 @@
+/**
+ * `gleaner mcp` over stdio, as Claude Desktop, Cursor or VS Code run it: the real command as a child
+ * process (bin/gleaner.js) in a temporary GLEANER_HOME whose embedded store holds a small indexed
+ * corpus, driven by the SDK's own Client and StdioClientTransport. The client parses every stdout
+ * line as a protocol message, so a log line on stdout would fail these tests.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { migrate } from '../../db/migrate';
+import { PgliteDatabase } from '../../db/pglite-database';
+import { loadDefaultEmbedder } from '../../embed/embedder';
+import { GLEANER_BIN } from '../../testbed/gleaner-process';
+import { call, defineToolChecks, READ_TOOLS, textOf } from './mcp-checks';
+import { loadMcpCorpus } from './mcp-corpus';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
+
+let home: string;
+
+/** The environment of `gleaner mcp`: this home, and none of the test runner's Temporal or database settings. */
+function mcpEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (
+      ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'DATABASE_URL', 'GLEANER_HOME', 'GLEANER_CLI_DIST'].includes(
+        key,
+      )
+    )
+      continue;
+    env[key] = value;
+  }
+  return { ...env, GLEANER_HOME: home, GLEANER_LOG_LEVEL: 'info' };
+}
+
+async function connect(args: string[] = []): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [GLEANER_BIN, 'mcp', ...args],
+    env: mcpEnv(),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const client = new Client({ name: 'gleaner-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-mcp-stdio-'));
+  const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
+  try {
+    await migrate(db);
+    await loadMcpCorpus(db, await loadDefaultEmbedder());
+  } finally {
+    await db.close();
+  }
+});
+
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('gleaner mcp on stdio', () => {
+  let client: Client;
+  let stderr: () => string;
+  beforeAll(async () => {
+    ({ client, stderr } = await connect());
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it('identifies itself as gleaner and logs to stderr only', async () => {
+    expect(client.getServerVersion()?.name).toBe('gleaner');
+    expect(stderr()).toContain('gleaner mcp serving on stdio');
+  });
+
+  defineToolChecks(() => client);
+});
+
+describe('gleaner mcp --allow-crawl', () => {
+  it('adds start_crawl and recrawl, and says plainly when there is no Temporal to start crawls with', async () => {
+    const { client } = await connect(['--allow-crawl']);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual([...READ_TOOLS, 'recrawl', 'start_crawl'].sort());
+      const start = await call(client, 'start_crawl', { urls: ['http://127.0.0.1:9/'] });
+      expect(start.isError).toBe(true);
+      expect(textOf(start)).toContain('no Temporal');
+      const badSeed = await call(client, 'start_crawl', { urls: ['ftp://example.com/'] });
+      expect(badSeed.isError).toBe(true);
+      expect(textOf(badSeed)).toContain('not a valid http(s) URL');
+      const unknown = await call(client, 'recrawl', { crawlId: 'no-such-crawl' });
+      expect(unknown.isError).toBe(true);
+      expect(textOf(unknown)).toContain('no crawl with id no-such-crawl');
+    } finally {
+      await client.close();
+    }
+  });
+});
