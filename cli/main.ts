@@ -307,6 +307,16 @@ program
     (await import('./serve-commands')).runWorkerCommand(options.queues ?? QUEUE_KINDS),
   );
 
+program
+  .command('mcp')
+  .description(
+    'serve the corpus to AI agents over MCP on stdio (search, fetch_page, get_context, list_sources, crawl_status)',
+  )
+  .option('--allow-crawl', 'also offer start_crawl and recrawl (the agent may then make this machine crawl)')
+  .action(async (options: { allowCrawl?: boolean }) =>
+    (await import('./mcp-command')).runMcpCommand(options),
+  );
+
 try {
   await program.parseAsync(process.argv);
   process.exit(0);
