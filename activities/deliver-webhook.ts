@@ -10,6 +10,7 @@
  * travels in a spec, a workflow history or a request.
  */
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { readChanges } from '../db/change-events';
 import type { Database } from '../db/database';
 import {
   isRetryableStatus,
@@ -39,7 +40,7 @@ export interface DeliverWebhookInput {
    * `pages.changed`: the batch's range in the change log (`change_events.seq`, after < seq <= through),
    * read at delivery so the workflow history carries two cursors, not the pages.
    */
-  changes?: { batch: number; afterSeq: string; throughSeq: string };
+  changes?: { batch: number; afterSeq: string; throughSeq: string; count: number };
 }
 
 export interface DeliverWebhookResult {
@@ -70,39 +71,14 @@ export interface WebhookDeps {
   resolve?: Resolver;
 }
 
-interface ChangeRow {
-  seq: string;
-  kind: string;
-  url: string;
-  content_hash: string | null;
-  duplicate_of: string | null;
-  recorded_at: Date | string;
-}
-
 export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
   const secretOf = deps.secret ?? (() => process.env[WEBHOOK_SECRET_ENV]);
 
+  /** A batch's events, as `GET /changes` serves them, and the cursor a feed follower continues from. */
   async function changesData(crawlId: string, changes: NonNullable<DeliverWebhookInput['changes']>) {
-    const { rows } = await deps.db.query<ChangeRow>(
-      `SELECT seq::text AS seq, kind, url, content_hash, duplicate_of, recorded_at
-         FROM change_events
-        WHERE crawl_id = $1 AND seq > $2::bigint AND seq <= $3::bigint
-        ORDER BY seq`,
-      [crawlId, changes.afterSeq, changes.throughSeq],
-    );
-    return {
-      batch: changes.batch,
-      changes: rows.map((row) => ({
-        cursor: row.seq,
-        kind: row.kind,
-        url: row.url,
-        contentHash: row.content_hash,
-        ...(row.duplicate_of ? { duplicateOf: row.duplicate_of } : {}),
-        recordedAt: new Date(row.recorded_at).toISOString(),
-      })),
-      // Where a follower of GET /changes continues after this batch.
-      nextCursor: changes.throughSeq,
-    };
+    const page = await readChanges(deps.db, { since: changes.afterSeq, limit: changes.count, crawlId });
+    const events = page.events.filter((event) => BigInt(event.cursor) <= BigInt(changes.throughSeq));
+    return { batch: changes.batch, changes: events, nextCursor: changes.throughSeq };
   }
 
   return {

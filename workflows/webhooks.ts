@@ -94,7 +94,7 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
       const batch = index + 1;
       deliveries.push({
         event: event('pages.changed', batch, {}),
-        changes: { batch, afterSeq: range.afterSeq, throughSeq: range.throughSeq },
+        changes: { batch, afterSeq: range.afterSeq, throughSeq: range.throughSeq, count: range.count },
       });
     }
     deliveries.push({ event: event('crawl.completed', 0, input.data) });

@@ -1,0 +1,239 @@
+/**
+ * Signed webhooks on real parts (Temporal dev server, native Postgres, in-process workers) and a
+ * receiver on 127.0.0.1 that verifies every signature and answers 500 to the first FAIL_FIRST
+ * attempts of each delivery: every event of a crawl and of a recrawl with edits, removals and a
+ * duplicate arrives after Temporal's retries, none is lost and none accepted twice, and the
+ * pages.changed batches carry exactly the crawl's change log. A receiver on another loopback address
+ * that allowHosts does not list is refused by the SSRF guard, and that crawl still completes.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhookSignature } from '../../activities/webhook-signature';
+import { readChanges } from '../../db/change-events';
+import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { WEBHOOK_HEADERS, type WebhookEvent } from '../../domain/webhook-events';
+import { pageHtml } from '../../testbed/generated-site';
+import { waitFor } from '../../testbed/gleaner-process';
+import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { startTestStack, type TestStack } from '../../testbed/stack';
+import { serveVersionedPages, type VersionedPages } from '../../testbed/versioned-site';
+import type { CrawlSummary } from '../../workflows/messages';
+import { webhooksWorkflowId } from '../../workflows/webhooks';
+
+const SECRET = 'whsec-integration-5f1c2a9e7b';
+/** Attempts of each delivery answered 500 before the receiver accepts it. */
+const FAIL_FIRST = 2;
+
+/** A webhook receiver that checks signatures and counts attempts per delivery id. */
+interface Receiver {
+  url: string;
+  /** Every request, in arrival order. */
+  requests: Array<{
+    deliveryId: string;
+    event: string;
+    status: number;
+    verified: boolean;
+    wrongSecretVerified: boolean;
+  }>;
+  /** Accepted (2xx) events by delivery id: more than one entry would be a repeat. */
+  accepted: Map<string, WebhookEvent[]>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(host: string): Promise<Receiver> {
+  const attempts = new Map<string, number>();
+  const receiver: Omit<Receiver, 'url' | 'close'> = { requests: [], accepted: new Map() };
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      const raw = Buffer.concat(parts).toString('utf8');
+      const header = req.headers[WEBHOOK_HEADERS.signature.toLowerCase()] as string | undefined;
+      const verified = verifyWebhookSignature(SECRET, header, raw).ok;
+      const wrongSecretVerified = verifyWebhookSignature(`${SECRET}-wrong`, header, raw).ok;
+      const deliveryId = String(req.headers[WEBHOOK_HEADERS.deliveryId.toLowerCase()] ?? '');
+      const event = String(req.headers[WEBHOOK_HEADERS.event.toLowerCase()] ?? '');
+      const attempt = (attempts.get(deliveryId) ?? 0) + 1;
+      attempts.set(deliveryId, attempt);
+      let status = 500;
+      if (!verified) status = 401;
+      else if (attempt > FAIL_FIRST) {
+        status = 200;
+        const body = JSON.parse(raw) as WebhookEvent;
+        receiver.accepted.set(deliveryId, [...(receiver.accepted.get(deliveryId) ?? []), body]);
+      }
+      receiver.requests.push({ deliveryId, event, status, verified, wrongSecretVerified });
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    ...receiver,
+    url: `http://${host}:${port}/hooks/gleaner?source=test`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let stack: TestStack;
+let site: SiteServer;
+let pages: VersionedPages;
+let receiver: Receiver;
+let refusedReceiver: Receiver;
+const savedSecret = process.env.GLEANER_WEBHOOK_SECRET;
+
+const path = (i: number) => `/p${i}.html`;
+const page = (i: number, extra = '') =>
+  pageHtml(
+    `Page ${i}`,
+    ['/'],
+    `Page ${i} says quux${'abcdefgh'[i]}zed and more words ${extra} ${'lorem ipsum '.repeat(40 + i * 7)}`,
+  );
+
+beforeAll(async () => {
+  // Read by the delivering activity at each attempt: the in-process workers are the deliverers.
+  process.env.GLEANER_WEBHOOK_SECRET = SECRET;
+  site = await serveSite(undefined);
+  pages = serveVersionedPages(site);
+  pages.set('/', pageHtml('Index', [1, 2, 3, 4].map(path), 'The index of the site.'));
+  for (const i of [1, 2, 3, 4]) pages.set(path(i), page(i));
+  receiver = await startReceiver('127.0.0.1');
+  refusedReceiver = await startReceiver('127.0.0.2');
+  stack = await startTestStack();
+}, 240_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await site?.close();
+  await receiver?.close();
+  await refusedReceiver?.close();
+  if (savedSecret === undefined) delete process.env.GLEANER_WEBHOOK_SECRET;
+  else process.env.GLEANER_WEBHOOK_SECRET = savedSecret;
+});
+
+async function crawl(crawlId: string, notify: string[]): Promise<CrawlSummary> {
+  return stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+    taskQueue: TASK_QUEUES.crawl,
+    workflowId: crawlWorkflowId(crawlId),
+    args: [{ crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], sitemaps: false, notify }],
+  });
+}
+
+/** The ids this crawl's webhooks should have: started, every pages.changed batch, completed. */
+function acceptedOf(crawlId: string): WebhookEvent[] {
+  return [...receiver.accepted.values()].flat().filter((event) => event.crawlId === crawlId);
+}
+
+/** Waits until the crawl's completed event has been accepted, then checks the whole set. */
+async function expectAllDelivered(crawlId: string, summary: CrawlSummary): Promise<WebhookEvent[]> {
+  const completedId = `${crawlId}/crawl.completed/0`;
+  await waitFor(() => receiver.accepted.has(completedId), 120_000, `${completedId} accepted`);
+  const result = await stack.client.workflow.getHandle(webhooksWorkflowId(crawlId, 'completed')).result();
+  const events = acceptedOf(crawlId);
+
+  // None lost: started, one batch per CHANGES_PER_BATCH changes, completed; none accepted twice.
+  const ids = events.map((event) => event.id);
+  expect(new Set(ids).size).toBe(ids.length);
+  for (const id of ids) expect(receiver.accepted.get(id), id).toHaveLength(1);
+  expect(ids[0]).toBe(`${crawlId}/crawl.started/0`);
+  expect(ids.at(-1)).toBe(completedId);
+  const batches = events.filter((event) => event.type === 'pages.changed');
+  expect(batches.map((event) => event.id)).toEqual(
+    batches.map((_, index) => `${crawlId}/pages.changed/${index + 1}`),
+  );
+  // The started workflow sent one event, the completed one the batches and crawl.completed.
+  const started = await stack.client.workflow.getHandle(webhooksWorkflowId(crawlId, 'started')).result();
+  expect(started).toEqual({ delivered: 1, failed: [] });
+  expect(result).toEqual({ delivered: events.length - 1, failed: [] });
+
+  // Every delivery was tried FAIL_FIRST times before it was accepted (Temporal's retries), each
+  // attempt signed with the secret; none verifies under another secret.
+  for (const id of ids) {
+    const tries = receiver.requests.filter((request) => request.deliveryId === id);
+    expect(
+      tries.map((request) => request.status),
+      id,
+    ).toEqual([...Array(FAIL_FIRST).fill(500), 200]);
+  }
+  const mine = receiver.requests.filter((request) => request.deliveryId.startsWith(`${crawlId}/`));
+  expect(mine.every((request) => request.verified)).toBe(true);
+  expect(mine.some((request) => request.wrongSecretVerified)).toBe(false);
+
+  // Bodies: the delivery id, type and crawl; crawl.completed carries the crawl's summary.
+  for (const event of events) {
+    expect(event.crawlId).toBe(crawlId);
+    expect(Number.isNaN(Date.parse(event.createdAt))).toBe(false);
+  }
+  expect(events[0]?.data).toMatchObject({ seeds: [site.url], seedCount: 1 });
+  expect(events.at(-1)?.data).toEqual({ ...summary });
+
+  // pages.changed carries exactly the crawl's change log, in order.
+  const log = await readChanges(stack.db, { since: '0', limit: 10_000, crawlId });
+  const delivered = batches.flatMap(
+    (event) => (event.data as { changes: Array<{ cursor: string }> }).changes,
+  );
+  expect(delivered).toEqual(JSON.parse(JSON.stringify(log.events)));
+  return events;
+}
+
+function changesOf(events: WebhookEvent[]): Array<[string, string]> {
+  return events
+    .filter((event) => event.type === 'pages.changed')
+    .flatMap((event) => (event.data as { changes: Array<{ kind: string; url: string }> }).changes)
+    .map((change) => [change.kind, new URL(change.url).pathname] as [string, string])
+    .sort();
+}
+
+describe('signed webhooks to a receiver that fails at first', () => {
+  it('first crawl: started, the new pages, completed; each after retries, once', async () => {
+    const summary = await crawl('hooks-1', [receiver.url]);
+    expect(summary.status).toBe('completed');
+    const events = await expectAllDelivered('hooks-1', summary);
+    expect(changesOf(events)).toEqual(
+      ['/', path(1), path(2), path(3), path(4)].map((p) => ['new', p] as [string, string]).sort(),
+    );
+  });
+
+  it('recrawl with an edit, a removal and a copy: the changes arrive batched, once', async () => {
+    pages.set(path(1), page(1, 'an edit with new words'));
+    pages.remove(path(2), 410);
+    pages.set('/copy.html', pages.html(path(3)) as string);
+    pages.set('/', pageHtml('Index', [1, 2, 3, 4].map(path).concat('/copy.html'), 'The index of the site.'));
+    const summary = await crawl('hooks-2', [receiver.url]);
+    expect(summary.status).toBe('completed');
+    expect([summary.pagesChanged, summary.pagesRemoved, summary.pagesDuplicate]).toEqual([2, 1, 1]);
+    const events = await expectAllDelivered('hooks-2', summary);
+    const kinds = changesOf(events);
+    expect(kinds).toContainEqual(['changed', path(1)]);
+    expect(kinds).toContainEqual(['removed', path(2)]);
+    expect(kinds).toContainEqual(['duplicate', '/copy.html']);
+    expect(kinds.filter(([, p]) => p === path(4))).toEqual([]);
+  });
+});
+
+describe('a loopback receiver that allowHosts does not list', () => {
+  it('is refused by the SSRF guard, named in the webhooks workflow; the crawl completes', async () => {
+    // Started directly, as the Temporal CLI would: `gleaner crawl` and the API refuse an IP literal
+    // like this one up front, so the guard at delivery is what stops it here.
+    const summary = await crawl('hooks-refused', [refusedReceiver.url]);
+    expect(summary.status).toBe('completed');
+    expect(summary.pagesFetched).toBeGreaterThan(0);
+    for (const moment of ['started', 'completed'] as const) {
+      const failure = await stack.client.workflow
+        .getHandle(webhooksWorkflowId('hooks-refused', moment))
+        .result()
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      const cause = (failure as WorkflowFailedError).cause;
+      expect(cause?.message).toMatch(
+        /refused by the SSRF guard: 127\.0\.0\.2 resolves to 127\.0\.0\.2 \(loopback\)/,
+      );
+    }
+    expect(refusedReceiver.requests).toEqual([]);
+  });
+});
