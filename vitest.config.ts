@@ -59,6 +59,9 @@ const UNIT = [
   'test/db/socket-auth.test.ts',
   'test/infra/llm-api-key.test.ts',
   'test/search/search-command.test.ts',
+  // `gleaner mcp` as a child process on an embedded store; the API's /mcp in process. No Temporal.
+  'test/mcp/mcp-stdio.test.ts',
+  'test/mcp/mcp-http.test.ts',
   // A native Postgres as a child process, and no Temporal.
   'test/search/hybrid-search.test.ts',
   'test/db/vector.test.ts',
