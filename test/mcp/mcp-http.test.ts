@@ -1,0 +1,137 @@
+/**
+ * The MCP server over streamable HTTP at `/mcp` on the real API (Fastify listening on 127.0.0.1),
+ * behind the API token, driven by the SDK's own Client and StreamableHTTPClientTransport; the store
+ * is an in-process PGlite holding the corpus of mcp-corpus.ts. No Temporal: the read tools must not
+ * need it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createSearchService } from '../../api/search-service';
+import { type RunningApi, startApiServer } from '../../api/server';
+import { migrate } from '../../db/migrate';
+import { PgliteDatabase } from '../../db/pglite-database';
+import { loadDefaultEmbedder } from '../../embed/embedder';
+import { defineToolChecks } from './mcp-checks';
+import { loadMcpCorpus } from './mcp-corpus';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
+
+const TOKEN = 'mcp-test-token-8d2e';
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+let home: string;
+let db: PgliteDatabase;
+let api: RunningApi;
+
+beforeAll(async () => {
+  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-mcp-http-'));
+  db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
+  await migrate(db);
+  const embedder = await loadDefaultEmbedder();
+  await loadMcpCorpus(db, embedder);
+  api = await startApiServer({
+    host: '127.0.0.1',
+    port: 0,
+    db,
+    temporal: () => Promise.reject(new Error('no Temporal in this test')),
+    search: createSearchService(db, async () => embedder),
+    token: TOKEN,
+    searchOpen: true,
+    docsUi: false,
+  });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await db?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${api.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+describe('POST /mcp with the API token', () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = new Client({ name: 'gleaner-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      }),
+    );
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  defineToolChecks(() => client);
+});
+
+describe('the API rules around /mcp', () => {
+  it('answers 401 without the token and 403 with a wrong one, even though reads are open', async () => {
+    const missing = await post(INITIALIZE);
+    expect(missing.status).toBe(401);
+    expect(((await missing.json()) as { message: string }).message).toContain('Authorization: Bearer');
+    const wrong = await post(INITIALIZE, { authorization: 'Bearer not-the-token' });
+    expect(wrong.status).toBe(403);
+    // The SDK's client surfaces the refusal instead of hanging.
+    const client = new Client({ name: 'no-token', version: '1.0.0' });
+    await expect(
+      client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`))),
+    ).rejects.toThrow(/401|Unauthorized|Bearer/);
+  });
+
+  it('refuses a foreign Host (DNS rebinding) and a foreign Origin like every other route', async () => {
+    // fetch() sets Host itself; undici's request sends the one given, as a rebinding browser would.
+    const rebound = await request(`${api.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        host: 'evil.example',
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(INITIALIZE),
+    });
+    await rebound.body.text();
+    expect(rebound.statusCode).toBe(421);
+    const crossSite = await post(INITIALIZE, {
+      authorization: `Bearer ${TOKEN}`,
+      origin: 'http://evil.example',
+    });
+    expect(crossSite.status).toBe(403);
+  });
+
+  it('answers a raw initialize in JSON, statelessly (no session id)', async () => {
+    const response = await post(INITIALIZE, { authorization: `Bearer ${TOKEN}` });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    const body = (await response.json()) as { result: { serverInfo: { name: string } } };
+    expect(body.result.serverInfo.name).toBe('gleaner');
+  });
+
+  it('answers GET and DELETE /mcp with 405: there is no session stream', async () => {
+    const response = await fetch(`${api.url}/mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+});
