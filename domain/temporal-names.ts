@@ -63,6 +63,8 @@ export const WORKFLOW_TYPES = {
   origin: 'originWorkflow',
   page: 'pageWorkflow',
   pageBatch: 'pageBatchWorkflow',
+  /** A crawl's signed webhooks of one moment (started, completed): workflows/webhooks.ts. */
+  webhooks: 'webhooksWorkflow',
 } as const;
 
 export function crawlWorkflowId(crawlId: string): string {
