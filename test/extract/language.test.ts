@@ -100,6 +100,14 @@ describe('detectLanguage', () => {
   });
 });
 
+describe('DETECTABLE_LANGUAGES', () => {
+  it("is exactly the list of eld's small database", async () => {
+    const { eld } = await import('eld/small');
+    const known = Object.values(eld.info().Languages as Record<string, string>);
+    expect([...DETECTABLE_LANGUAGES].sort()).toEqual([...known].sort());
+  });
+});
+
 describe('normalizeLanguageTag', () => {
   it('reduces declared tags to ISO 639-1', () => {
     const cases: Array<[string | undefined | null, string | undefined]> = [
