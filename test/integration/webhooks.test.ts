@@ -9,11 +9,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowFailedError } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookActivities } from '../../activities/deliver-webhook';
 import { verifyWebhookSignature } from '../../activities/webhook-signature';
+import { buildApiServer } from '../../api/server';
 import { readChanges } from '../../db/change-events';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { WEBHOOK_HEADERS, type WebhookEvent } from '../../domain/webhook-events';
+import { logger } from '../../infra/logger';
 import { pageHtml } from '../../testbed/generated-site';
 import { waitFor } from '../../testbed/gleaner-process';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
@@ -42,7 +46,7 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(host: string): Promise<Receiver> {
+async function startReceiver(host: string, fixedPort = 0): Promise<Receiver> {
   const attempts = new Map<string, number>();
   const receiver: Omit<Receiver, 'url' | 'close'> = { requests: [], accepted: new Map() };
   const server = http.createServer((req, res) => {
@@ -68,7 +72,7 @@ async function startReceiver(host: string): Promise<Receiver> {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  await new Promise<void>((resolve) => server.listen(fixedPort, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     ...receiver,
@@ -210,6 +214,108 @@ describe('signed webhooks to a receiver that fails at first', () => {
     expect(kinds).toContainEqual(['removed', path(2)]);
     expect(kinds).toContainEqual(['duplicate', '/copy.html']);
     expect(kinds.filter(([, p]) => p === path(4))).toEqual([]);
+  });
+});
+
+describe('a receiver that is down at first', () => {
+  it('gets every event once it is up: Temporal kept retrying the deliveries', async () => {
+    // A port that was free a moment ago: nothing listens there until the receiver starts.
+    const probe = await startReceiver('127.0.0.1');
+    const port = Number(new URL(probe.url).port);
+    await probe.close();
+    const url = `http://127.0.0.1:${port}/hooks/gleaner?source=test`;
+    const summary = await crawl('hooks-down', [url]);
+    expect(summary.status).toBe('completed');
+    // The crawl did not wait for its receiver; its deliveries are still being retried.
+    const started = await stack.client.workflow
+      .getHandle(webhooksWorkflowId('hooks-down', 'started'))
+      .describe();
+    expect(started.status.name).toBe('RUNNING');
+
+    const late = await startReceiver('127.0.0.1', port);
+    try {
+      const ids = ['hooks-down/crawl.started/0', 'hooks-down/crawl.completed/0'];
+      await waitFor(() => ids.every((id) => late.accepted.has(id)), 120_000, 'late deliveries');
+      for (const id of ids) expect(late.accepted.get(id)).toHaveLength(1);
+      expect(late.requests.every((request) => request.verified)).toBe(true);
+    } finally {
+      await late.close();
+    }
+  });
+});
+
+describe('pages.changed batches', () => {
+  it("cut the crawl's change log in order, each event in exactly one batch", async () => {
+    const { planChangeBatches } = createWebhookActivities({ db: stack.db });
+    const log = await readChanges(stack.db, { since: '0', limit: 10_000, crawlId: 'hooks-1' });
+    const { batches } = await planChangeBatches({ crawlId: 'hooks-1', batchSize: 2 });
+    expect(batches.map((batch) => batch.count)).toEqual(
+      Array.from({ length: Math.ceil(log.events.length / 2) }, (_, i) =>
+        Math.min(2, log.events.length - 2 * i),
+      ),
+    );
+    const covered = log.events.map((event) =>
+      batches.findIndex(
+        (batch) =>
+          BigInt(event.cursor) > BigInt(batch.afterSeq) && BigInt(event.cursor) <= BigInt(batch.throughSeq),
+      ),
+    );
+    expect(covered).toEqual(log.events.map((_, i) => Math.floor(i / 2)));
+    expect(await planChangeBatches({ crawlId: 'no-such-crawl', batchSize: 2 })).toEqual({ batches: [] });
+  });
+});
+
+describe('notify through the API', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildApiServer({
+      db: stack.db,
+      temporal: async () => stack.client,
+      logger: logger.child({}, { level: 'silent' }),
+      docsUi: false,
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  const post = (url: string, payload: Record<string, unknown>) =>
+    app.inject({
+      method: 'POST',
+      url,
+      headers: { host: 'localhost', 'content-type': 'application/json' },
+      payload,
+    });
+
+  it('refuses a bad receiver with 400 naming the body field, and starts nothing', async () => {
+    for (const [notify, reason] of [
+      [['ftp://hooks.example.invalid/'], /body field "notify\.0": only http and https/],
+      [['https://u:p@hooks.example.invalid/'], /body field "notify\.0": must not carry credentials/],
+      [['http://127.0.0.1:9/hook'], /body field "notify\.0": 127\.0\.0\.1 is a loopback address/],
+    ] as const) {
+      const answer = await post('/crawls', { seeds: [site.url], crawlId: 'hooks-api-bad', notify });
+      expect(answer.statusCode, JSON.stringify(notify)).toBe(400);
+      expect(answer.json().message).toMatch(reason);
+    }
+    await expect(
+      stack.client.workflow.getHandle(crawlWorkflowId('hooks-api-bad')).describe(),
+    ).rejects.toThrow();
+  });
+
+  it("carries notify into a schedule's crawl spec", async () => {
+    const answer = await post('/schedules', {
+      id: 'hooks-schedule',
+      seeds: [site.url],
+      every: '1d',
+      paused: true,
+      allowHosts: ['127.0.0.1'],
+      notify: [receiver.url],
+    });
+    expect(answer.statusCode, answer.body).toBe(201);
+    expect(answer.json().crawl.notify).toEqual([receiver.url]);
+    const described = await stack.client.schedule.getHandle('hooks-schedule').describe();
+    const action = described.action as { args?: Array<{ notify?: string[] }> };
+    expect(action.args?.[0]?.notify).toEqual([receiver.url]);
+    await stack.client.schedule.getHandle('hooks-schedule').delete();
   });
 });
 
