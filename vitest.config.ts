@@ -64,6 +64,7 @@ const UNIT = [
   'test/mcp/mcp-http.test.ts',
   // A native Postgres as a child process, and no Temporal.
   'test/search/hybrid-search.test.ts',
+  'test/search/unique-token-ranking.test.ts',
   'test/db/vector.test.ts',
   'test/db/pg-database.test.ts',
   'test/api/metrics-cache.test.ts',

@@ -114,7 +114,13 @@ export function formatHits(hits: readonly SearchHit[]): string {
   const lines: string[] = [];
   for (const [i, hit] of hits.entries()) {
     const found = hit.retrievers
-      .map((r) => (r === 'vector' ? `vector #${hit.vectorRank}` : `text #${hit.textRank}`))
+      .map((r) =>
+        r === 'vector'
+          ? `vector #${hit.vectorRank}`
+          : r === 'exact'
+            ? `exact #${hit.exactRank}`
+            : `text #${hit.textRank}`,
+      )
       .join(', ');
     lines.push(
       `${String(i + 1).padStart(2)}. ${hit.score.toFixed(4)}  ${hit.title ?? '(untitled)'}  [${found}]`,

@@ -12,7 +12,8 @@ import type { TextEmbedder } from './text-embedder';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
-export type Retriever = 'vector' | 'fulltext';
+/** `exact`: the chunks holding the query's rare terms (migration 017). */
+export type Retriever = 'vector' | 'fulltext' | 'exact';
 
 /** The dimension of `chunks.embedding` (migration 005). */
 export const EMBEDDING_DIMENSION = 384;
@@ -46,11 +47,12 @@ export interface SearchHit {
   title: string | null;
   headingPath: string[];
   text: string;
-  /** Reciprocal rank fusion score: the sum of 1 / (60 + rank) over the retrievers that found it. */
+  /** Weighted reciprocal rank fusion score: the sum of weight / (60 + rank) over the retrievers that found it (exact: weight 2). */
   score: number;
   retrievers: Retriever[];
   vectorRank?: number;
   textRank?: number;
+  exactRank?: number;
 }
 
 export interface SearchOutcome {
@@ -81,6 +83,7 @@ interface SearchRow {
   score: number | string;
   vector_rank: number | null;
   text_rank: number | null;
+  exact_rank: number | null;
 }
 
 interface ModelRow {
@@ -127,7 +130,7 @@ export async function searchCorpus(
   }
 
   const { rows } = await db.query<SearchRow>(
-    `SELECT chunk_id, page_id, url, title, heading_path, content, score, vector_rank, text_rank
+    `SELECT chunk_id, page_id, url, title, heading_path, content, score, vector_rank, text_rank, exact_rank
        FROM gleaner_search($1, $2::vector, $3, $4, $5, $6, $7, $8, $9, 60, 2000, $10::text[])`,
     [
       valid.query,
@@ -177,6 +180,7 @@ function toHit(row: SearchRow): SearchHit {
   const retrievers: Retriever[] = [];
   if (row.vector_rank !== null) retrievers.push('vector');
   if (row.text_rank !== null) retrievers.push('fulltext');
+  if (row.exact_rank !== null) retrievers.push('exact');
   return {
     chunkId: Number(row.chunk_id),
     pageId: Number(row.page_id),
@@ -188,6 +192,7 @@ function toHit(row: SearchRow): SearchHit {
     retrievers,
     ...(row.vector_rank !== null ? { vectorRank: row.vector_rank } : {}),
     ...(row.text_rank !== null ? { textRank: row.text_rank } : {}),
+    ...(row.exact_rank !== null ? { exactRank: row.exact_rank } : {}),
   };
 }
 

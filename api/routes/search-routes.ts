@@ -33,9 +33,10 @@ const hitSchema = {
     headingPath: { type: 'array', items: { type: 'string' } },
     text: { type: 'string' },
     score: { type: 'number' },
-    retrievers: { type: 'array', items: { type: 'string', enum: ['vector', 'fulltext'] } },
+    retrievers: { type: 'array', items: { type: 'string', enum: ['vector', 'fulltext', 'exact'] } },
     vectorRank: { type: 'integer' },
     textRank: { type: 'integer' },
+    exactRank: { type: 'integer', description: "rank among the chunks holding the query's rare terms" },
   },
   required: ['chunkId', 'pageId', 'url', 'title', 'headingPath', 'text', 'score', 'retrievers'],
 } as const;
