@@ -1,0 +1,104 @@
+/** Pieces every converter shares: bytes → text, links, metadata, Markdown → plain text. */
+import type { ExtractedLink } from '../../domain/links';
+import { replaceImages, replaceLinksWithText } from '../../domain/markdown-inline-scan';
+import { canonicalizeUrl } from '../../domain/url';
+import { countWords } from '../candidate';
+import { type PageMetadata, readingTimeMinutes } from '../metadata';
+
+/** Bytes sampled to tell text from binary. */
+const SNIFF_BYTES = 8192;
+/** Share of control characters (tab, CR, LF, FF excepted) above which a body is not text. */
+const MAX_CONTROL_SHARE = 0.1;
+
+/**
+ * Decodes a text body (BOM first, then `charset`, then UTF-8), or returns undefined when it is not
+ * text: a NUL byte, or many control characters, in its first 8 KiB (what `file` and git look at).
+ */
+export function decodeText(bytes: Uint8Array, charset: string | undefined): string | undefined {
+  const head = bytes.subarray(0, SNIFF_BYTES);
+  let bom: string | undefined;
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) bom = 'utf-8';
+  else if (head[0] === 0xff && head[1] === 0xfe) bom = 'utf-16le';
+  else if (head[0] === 0xfe && head[1] === 0xff) bom = 'utf-16be';
+  if (!bom) {
+    let control = 0;
+    for (const byte of head) {
+      if (byte === 0) return undefined;
+      if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) control++;
+    }
+    if (head.length > 0 && control / head.length > MAX_CONTROL_SHARE) return undefined;
+  }
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(bom ?? charset ?? 'utf-8');
+  } catch {
+    // An unknown charset label: UTF-8 keeps ASCII right and marks the rest.
+    decoder = new TextDecoder('utf-8');
+  }
+  const text = decoder.decode(bytes);
+  // Mostly replacement characters: binary that happened to carry no NUL in its first bytes.
+  const sample = text.slice(0, SNIFF_BYTES);
+  const replaced = sample.length - sample.replaceAll('\ufffd', '').length;
+  if (sample.length > 0 && replaced / sample.length > MAX_CONTROL_SHARE) return undefined;
+  return text;
+}
+
+/** Links kept per document, as for HTML (`domain/links.ts`). */
+export const MAX_DOCUMENT_LINKS = 10_000;
+const MAX_ANCHOR_CHARS = 500;
+
+/** Resolves, canonicalises and de-duplicates links (first of each url + anchor pair), skipping non-http ones. */
+export function collectLinks(
+  found: Iterable<{ href: string; text: string }>,
+  base: string | undefined,
+): ExtractedLink[] {
+  const seen = new Set<string>();
+  const links: ExtractedLink[] = [];
+  for (const { href, text } of found) {
+    if (links.length >= MAX_DOCUMENT_LINKS) break;
+    const url = canonicalizeUrl(href, base);
+    if (url === null) continue;
+    const anchorText = text.replace(/\s+/g, ' ').trim().slice(0, MAX_ANCHOR_CHARS);
+    const key = `${url}\n${anchorText}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    links.push({ url, anchorText, rel: '', nofollow: false, tag: 'a' });
+  }
+  return links;
+}
+
+/** PageMetadata for a document: what it declares, with counts from its text. */
+export function documentMetadata(declared: Partial<PageMetadata>, text: string): PageMetadata {
+  const wordCount = countWords(text);
+  const metadata: PageMetadata = {
+    ...declared,
+    contentType: declared.contentType ?? 'document',
+    wordCount,
+    readingTimeMinutes: readingTimeMinutes(wordCount),
+  };
+  for (const key of Object.keys(metadata) as (keyof PageMetadata)[]) {
+    if (metadata[key] === undefined) delete metadata[key];
+  }
+  return metadata;
+}
+
+/** Reading text of normalised Markdown: heading marks, link and image syntax and fences dropped. */
+export function markdownToText(markdown: string): string {
+  const lines: string[] = [];
+  for (const line of markdown.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) continue;
+    lines.push(line.replace(/^#{1,6}\s+/, '').replace(/^\\(?=[#=\-+>])/, ''));
+  }
+  return replaceLinksWithText(replaceImages(lines.join('\n'), ''), true)
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+/** First line of `text` as a title when it is short enough to be one. */
+export function shortFirstLine(text: string, maxChars = 120): string | undefined {
+  const first = text
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim();
+  return first && first.length <= maxChars ? first : undefined;
+}

@@ -1,0 +1,79 @@
+/**
+ * Markdown → Markdown, normalised the way extracted HTML is (`normalize-markdown.ts`: one H1, no
+ * skipped levels, clean whitespace, raw HTML escaped), with setext headings turned into ATX ones
+ * first, front matter parsed into metadata, and link destinations made absolute. The title is the
+ * front matter's, else the first `#` heading.
+ */
+import { headingAnchors, normalizeMarkdown } from '../normalize-markdown';
+import { collectLinks, documentMetadata, markdownToText } from './common';
+import { frontMatterMetadata, splitFrontMatter } from './front-matter';
+import { resolveMarkdownLinks } from './markdown-links';
+import { type ConvertedDocument, type ConvertOptions, DEFAULT_CONVERT_OPTIONS } from './types';
+
+const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
+const SETEXT_UNDERLINE = /^ {0,3}(=+|-+)[ \t]*$/;
+/** Lines that cannot be a one-line setext heading's text (list items, quotes, headings, tables). */
+const NOT_SETEXT_TEXT = /^\s{0,3}(?:[-*+>#|]|\d{1,9}[.)])(?:\s|$)|^\s{4,}/;
+
+export function convertMarkdown(
+  source: string,
+  url: string | undefined,
+  options: ConvertOptions = {},
+): ConvertedDocument {
+  const maxChars = options.maxInputChars ?? DEFAULT_CONVERT_OPTIONS.maxInputChars;
+  const cut = source.length > maxChars;
+  const input = (cut ? source.slice(0, maxChars) : source).replace(/^\ufeff/, '').replace(/\r\n?/g, '\n');
+
+  const { data, body, error } = splitFrontMatter(input);
+  const declared = frontMatterMetadata(data);
+  const resolved = resolveMarkdownLinks(atxHeadings(body), url);
+  const markdown = normalizeMarkdown(resolved.markdown, { title: declared.title });
+  const title = declared.title ?? firstH1(markdown) ?? '';
+  const text = markdownToText(markdown);
+  return {
+    sourceType: 'markdown',
+    title,
+    text,
+    markdown,
+    metadata: documentMetadata({ ...declared, title: title || undefined }, text),
+    confidence: text === '' ? 0 : 1,
+    strategy: error ? `document:markdown (${error})` : 'document:markdown',
+    links: collectLinks(resolved.links, url),
+    ...(data ? { frontMatter: data } : {}),
+    ...(cut ? { truncated: { reason: 'max-input-chars', detail: `first ${maxChars} characters kept` } } : {}),
+  };
+}
+
+/**
+ * `Title\n=====` → `# Title` and `Title\n-----` → `## Title`, for one-line paragraphs outside code
+ * (the chunker and the normaliser read ATX headings only). Longer paragraphs over a `---` keep it.
+ */
+function atxHeadings(markdown: string): string {
+  const lines = markdown.split('\n');
+  let fence: string | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const opener = FENCE.exec(line);
+    if (fence !== undefined) {
+      if (opener && (opener[1] as string)[0] === fence[0] && (opener[1] as string).length >= fence.length)
+        fence = undefined;
+      continue;
+    }
+    if (opener) {
+      fence = opener[1];
+      continue;
+    }
+    const underline = SETEXT_UNDERLINE.exec(line);
+    if (!underline || i === 0) continue;
+    const text = lines[i - 1] as string;
+    const before = i >= 2 ? (lines[i - 2] as string) : '';
+    if (text.trim() === '' || before.trim() !== '' || NOT_SETEXT_TEXT.test(text)) continue;
+    lines[i - 1] = `${(underline[1] as string)[0] === '=' ? '#' : '##'} ${text.trim()}`;
+    lines[i] = '';
+  }
+  return lines.join('\n');
+}
+
+function firstH1(markdown: string): string | undefined {
+  return headingAnchors(markdown).find((heading) => heading.level === 1)?.text || undefined;
+}

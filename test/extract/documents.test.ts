@@ -1,0 +1,329 @@
+/**
+ * Document converters on real documents made by real writers (test/fixtures/documents/README.md says
+ * how each was made): a sentence from the middle survives, headings are where the source has them,
+ * PDF page numbers are right, and bad input (encrypted, broken, image-only, oversized, binary
+ * garbage) comes back as a named failure in bounded time, never a throw.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { chunkMarkdown } from '../../domain/chunking';
+import {
+  type ConvertedDocument,
+  type ConvertOptions,
+  convertDocument,
+  type DocumentResult,
+  type DocumentType,
+  documentTypeOf,
+  pagesOfLines,
+} from '../../extract/documents';
+import { headingAnchors } from '../../extract/normalize-markdown';
+
+const FIXTURES = path.join(import.meta.dirname, '../fixtures/documents');
+const BASE = 'http://127.0.0.1:8080/docs/';
+const DOCX_MIME = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+function fixture(name: string): Buffer {
+  return readFileSync(path.join(FIXTURES, name));
+}
+
+async function convert(
+  name: string,
+  type: DocumentType,
+  options: ConvertOptions = {},
+): Promise<DocumentResult> {
+  return convertDocument(fixture(name), type, BASE + name, options);
+}
+
+async function converted(
+  name: string,
+  type: DocumentType,
+  options: ConvertOptions = {},
+): Promise<ConvertedDocument> {
+  const result = await convert(name, type, options);
+  if (!result.ok) throw new Error(`${name}: ${result.failure.reason}: ${result.failure.message}`);
+  return result.document;
+}
+
+const headings = (markdown: string) =>
+  headingAnchors(markdown).map((h) => `${'#'.repeat(h.level)} ${h.text}`);
+
+/** Chunks of a converted document, small enough that each section is its own chunk. */
+function chunksOf(document: ConvertedDocument) {
+  return chunkMarkdown(document.markdown, {
+    countTokens: (text) => text.split(/\s+/).filter(Boolean).length,
+    targetTokens: 60,
+    minTokens: 10,
+    maxTokens: 120,
+  });
+}
+
+describe('documentTypeOf', () => {
+  it.each([
+    ['application/pdf', 'guide.pdf', 'pdf'],
+    ['application/pdf; charset=binary', 'download?id=3', 'pdf'],
+    [DOCX_MIME, 'report', 'docx'],
+    ['text/markdown; charset=utf-8', 'notes', 'markdown'],
+    ['text/plain', 'README.md', 'markdown'],
+    ['text/plain; charset=utf-8', 'CHANGELOG.markdown', 'markdown'],
+    ['text/plain', 'notes.txt', 'text'],
+    ['text/plain', 'LICENSE', 'text'],
+    ['application/octet-stream', 'manual.pdf', 'pdf'],
+    ['application/octet-stream', 'manual.docx', 'docx'],
+    ['text/html', 'index.html', undefined],
+    ['text/html', 'README.md', undefined],
+    ['image/png', 'scan.pdf', undefined],
+    [undefined, 'blob', undefined],
+  ])('%s at %s → %s', (contentType, file, expected) => {
+    expect(documentTypeOf(contentType, BASE + file)).toBe(expected);
+  });
+});
+
+describe('PDF (printed by Chromium)', () => {
+  it('keeps the text, rebuilds headings from font sizes, and says where each page starts', async () => {
+    const doc = await converted('field-guide.pdf', 'pdf');
+    expect(doc.sourceType).toBe('pdf');
+    expect(doc.title).toBe('Field Guide to Garden Beetles');
+    expect(doc.metadata.language).toBe('en');
+    expect(doc.pageCount).toBe(2);
+    // A sentence from the middle, one paragraph though it spans three printed lines.
+    expect(doc.text).toContain(
+      'The violet ground beetle has a purple sheen along the edges of its wing cases that shows only in low sunlight.',
+    );
+    expect(headings(doc.markdown)).toEqual([
+      '# Field Guide to Garden Beetles',
+      '## Ground beetles',
+      '### The violet ground beetle',
+      '## Leaf beetles',
+      '### The lily beetle',
+      '## Ladybirds',
+    ]);
+    const lines = doc.markdown.split('\n');
+    expect(doc.pageStarts).toEqual([
+      { page: 1, line: 1 },
+      { page: 2, line: lines.indexOf('## Leaf beetles') + 1 },
+    ]);
+  });
+
+  it('gives chunks the pages they came from', async () => {
+    const doc = await converted('field-guide.pdf', 'pdf');
+    const pageOf = (needle: string) => {
+      const chunk = chunksOf(doc).find((c) => c.text.includes(needle));
+      if (!chunk) throw new Error(`no chunk holds ${needle}`);
+      return pagesOfLines(doc.pageStarts ?? [], chunk.startLine, chunk.endLine);
+    };
+    expect(pageOf('purple sheen')).toEqual({ first: 1, last: 1 });
+    expect(pageOf('squeaks when it is picked up')).toEqual({ first: 2, last: 2 });
+    expect(pageOf('four hundred aphids')).toEqual({ first: 2, last: 2 });
+  });
+
+  it('turns link annotations into Markdown links and outgoing links', async () => {
+    const doc = await converted('field-guide.pdf', 'pdf');
+    expect(doc.links).toEqual([
+      expect.objectContaining({
+        url: 'https://beetles.example.org/habitats',
+        anchorText: 'habitats page of the beetle society',
+      }),
+    ]);
+    expect(doc.markdown).toContain(
+      '[habitats page of the beetle society](https://beetles.example.org/habitats), which lists the soils',
+    );
+  });
+
+  it('stops at the page cap, keeping the pages before it', async () => {
+    const capped = await converted('long-report.pdf', 'pdf', { maxPdfPages: 5 });
+    expect(capped.text).toContain('This is page 5 of the long report.');
+    expect(capped.text).not.toContain('This is page 6 of');
+    expect(capped.pageCount).toBe(40);
+    expect(capped.pageStarts?.map((start) => start.page)).toEqual([1, 2, 3, 4, 5]);
+    expect(capped.truncated).toEqual({ reason: 'pdf-page-cap', detail: 'first 5 of 40 pages read' });
+
+    const whole = await converted('long-report.pdf', 'pdf');
+    expect(whole.text).toContain('This is page 40 of the long report.');
+    expect(whole.truncated).toBeUndefined();
+  });
+
+  it('stops at the time cap with a named reason', async () => {
+    const result = await convert('long-report.pdf', 'pdf', { pdfTimeMs: 1 });
+    if (result.ok) {
+      expect(result.document.truncated?.reason).toBe('pdf-time-cap');
+      expect(result.document.pageStarts?.length).toBeLessThan(40);
+    } else {
+      expect(result.failure.reason).toBe('pdf-timeout');
+    }
+  });
+
+  it.each([
+    ['encrypted.pdf', 'pdf-encrypted'],
+    ['broken.pdf', 'pdf-broken'],
+    ['scanned-note.pdf', 'pdf-no-text'],
+  ])('%s → %s', async (name, reason) => {
+    const result = await convert(name, 'pdf');
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.failure.reason).toBe(reason);
+      expect(result.failure.message).not.toContain('\n');
+    }
+  });
+});
+
+describe('Markdown', () => {
+  it('keeps Markdown, parses front matter, normalises headings and resolves links', async () => {
+    const doc = await converted('pond-care.md', 'markdown');
+    expect(doc.title).toBe('Looking After a Wildlife Pond');
+    expect(doc.metadata).toMatchObject({
+      author: 'Gleaner Test Suite',
+      description: 'Seasonal care for a small garden pond, written for the gleaner tests.',
+      published: '2026-03-14T00:00:00.000Z',
+      language: 'en',
+    });
+    expect(doc.frontMatter?.tags).toEqual(['ponds', 'wildlife', 'seasons']);
+    expect(doc.markdown).not.toContain('tags:');
+    expect(doc.text).toContain(
+      'Topping up with rainwater rather than tap water keeps the nutrient level low, and low nutrients mean',
+    );
+    expect(headings(doc.markdown)).toEqual([
+      '# Looking After a Wildlife Pond',
+      '## Spring',
+      '## Summer',
+      '## Setext headings are normalised too',
+      '## Winter',
+    ]);
+    // The `#` line inside the fence is code, kept as it is.
+    expect(doc.markdown).toContain('```sh\n# not a heading: a comment inside a code block\n');
+    // Trailing spaces gone.
+    expect(doc.markdown).not.toMatch(/[ \t]$/m);
+    expect(doc.links.map((link) => link.url)).toEqual([
+      'http://127.0.0.1:8080/calendars/amphibians.md',
+      'https://ponds.example.org/survey',
+      'http://127.0.0.1:8080/docs/winter-notes.md',
+    ]);
+    expect(doc.markdown).toContain('[amphibian calendar](http://127.0.0.1:8080/calendars/amphibians.md)');
+  });
+
+  it('takes the title from the first # heading without front matter, and CRLF becomes LF', async () => {
+    const source = '# Compost Notes\r\n\r\nTurn the heap every [two weeks](schedule.md).\r\n';
+    const result = await convertDocument(Buffer.from(source), 'markdown', `${BASE}compost.md`);
+    if (!result.ok) throw new Error(result.failure.message);
+    expect(result.document.title).toBe('Compost Notes');
+    expect(result.document.markdown).toBe(
+      '# Compost Notes\n\nTurn the heap every [two weeks](http://127.0.0.1:8080/docs/schedule.md).',
+    );
+  });
+
+  it('reads front matter safely: no code tags run, alias bombs are refused, the body stays', async () => {
+    const hostile = [
+      '---',
+      'title: !!js/function "function () { globalThis.gleanerPwned = true }"',
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+      '---',
+      '',
+      'The body survives hostile front matter.',
+    ].join('\n');
+    const started = performance.now();
+    const result = await convertDocument(Buffer.from(hostile), 'markdown', `${BASE}hostile.md`);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect((globalThis as { gleanerPwned?: boolean }).gleanerPwned).toBeUndefined();
+    if (!result.ok) throw new Error(result.failure.message);
+    expect(result.document.text).toContain('The body survives hostile front matter.');
+    expect(result.document.markdown).not.toContain('&a');
+  });
+});
+
+describe('plain text', () => {
+  it('splits paragraphs at blank lines and invents no headings', async () => {
+    const doc = await converted('seed-catalogue.txt', 'text');
+    expect(doc.title).toBe('Release notes for the seed catalogue');
+    expect(doc.text).toContain(
+      'The middle paragraph: orders placed before the end of February ship in the first week of March, while later orders wait',
+    );
+    expect(headings(doc.markdown)).toEqual([]);
+    expect(doc.markdown).not.toContain('\r');
+    expect(doc.markdown.split('\n\n')).toHaveLength(5);
+    expect(doc.links.map((link) => link.url)).toEqual(['https://seeds.example.org/desk']);
+  });
+});
+
+describe('DOCX (written by pandoc)', () => {
+  it('keeps headings, lists and links through mammoth and the HTML → Markdown path', async () => {
+    const doc = await converted('greenhouse-handbook.docx', 'docx');
+    expect(doc.title).toBe('Greenhouse Handbook');
+    expect(doc.text).toContain(
+      'Open the roof vents whenever the inside temperature passes twenty-five degrees, even in April',
+    );
+    expect(headings(doc.markdown)).toEqual([
+      '# Greenhouse Handbook',
+      '## Ventilation',
+      '## Watering',
+      '## Further reading',
+    ]);
+    expect(doc.markdown).toMatch(
+      /^- +Use water that has stood in the greenhouse overnight, so it is not cold\.$/m,
+    );
+    expect(doc.links).toEqual([
+      expect.objectContaining({
+        url: 'https://greenhouse.example.org/forum',
+        anchorText: "greenhouse growers' forum",
+      }),
+    ]);
+  });
+});
+
+describe('bad input', () => {
+  // Built once, named in the table: vitest formats every `it.each` argument, and a 3 MB buffer in
+  // the table costs minutes of formatting.
+  const garbage = randomBytes(3_000_000);
+  const inputs: Record<string, Buffer> = {
+    'binary garbage': garbage,
+    '%PDF- header over garbage': Buffer.concat([Buffer.from('%PDF-1.7\n'), garbage]),
+    'no bytes': Buffer.alloc(0),
+    'a PDF': fixture('field-guide.pdf'),
+  };
+
+  it.each([
+    ['pdf', 'binary garbage', 'pdf-broken'],
+    ['pdf', '%PDF- header over garbage', 'pdf-broken'],
+    ['pdf', 'no bytes', 'pdf-broken'],
+    ['docx', 'binary garbage', 'docx-broken'],
+    ['docx', 'a PDF', 'docx-broken'],
+    ['markdown', 'binary garbage', 'not-text'],
+    ['text', '%PDF- header over garbage', 'not-text'],
+  ] as const)('%s of %s → %s, in bounded time', async (type, input, reason) => {
+    const started = performance.now();
+    const result = await convertDocument(inputs[input] as Buffer, type, `${BASE}garbage`);
+    // Generous: the machine is shared; the point is that it ends, and with a name.
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(result).toMatchObject({ ok: false, failure: { reason } });
+  });
+
+  it('cuts huge text at the input cap and says so', async () => {
+    const huge = Buffer.from('A line of plain words that goes on.\n\n'.repeat(200_000));
+    const started = performance.now();
+    const result = await convertDocument(huge, 'text', `${BASE}huge.txt`, { maxInputChars: 1_000_000 });
+    expect(performance.now() - started).toBeLessThan(30_000);
+    if (!result.ok) throw new Error(result.failure.message);
+    expect(result.document.truncated?.reason).toBe('max-input-chars');
+    expect(result.document.text.length).toBeLessThanOrEqual(1_000_000);
+  });
+
+  it('refuses a DOCX whose archive declares more than the unpacked cap', async () => {
+    // One central-directory entry declaring 4 GiB - 2 uncompressed; no data needed to be refused.
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt32LE(0xfffffffe, 24);
+    const end = Buffer.alloc(22);
+    end.writeUInt32LE(0x06054b50, 0);
+    end.writeUInt16LE(1, 8);
+    end.writeUInt16LE(1, 10);
+    end.writeUInt32LE(46, 12);
+    end.writeUInt32LE(0, 16);
+    const result = await convertDocument(Buffer.concat([central, end]), 'docx', `${BASE}bomb.docx`);
+    expect(result).toMatchObject({ ok: false, failure: { reason: 'docx-broken' } });
+    if (!result.ok) expect(result.failure.message).toContain('over the');
+  });
+});
