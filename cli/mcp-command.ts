@@ -18,6 +18,7 @@ import { openStore } from '../infra/embedded-store';
 import { gleanerHome } from '../infra/gleaner-home';
 import { logger } from '../infra/logger';
 import { mcpContext } from '../mcp/context';
+import { ReopeningStore } from '../mcp/reopening-store';
 import { createMcpServer } from '../mcp/server';
 import { searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
@@ -31,10 +32,16 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
     return undefined;
   });
-  const db = await openStore().catch(async (error: unknown) => {
+  const opened = await openStore().catch(async (error: unknown) => {
     await (await model)?.close();
     throw error;
   });
+  const db = new ReopeningStore(
+    opened,
+    () => openStore(),
+    (error) =>
+      logger.warn({ err: error }, 'lost the store (the gleaner process serving it ended?); opening it again'),
+  );
   const embedder = (): Promise<TextEmbedder | undefined> => queryEmbedder(db, model);
   const temporal = lazyTemporal();
   const server = createMcpServer({

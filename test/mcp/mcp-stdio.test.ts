@@ -15,7 +15,7 @@ import { PgliteDatabase } from '../../db/pglite-database';
 import { loadDefaultEmbedder } from '../../embed/embedder';
 import { GLEANER_BIN } from '../../testbed/gleaner-process';
 import { call, defineToolChecks, READ_TOOLS, textOf } from './mcp-checks';
-import { loadMcpCorpus } from './mcp-corpus';
+import { BAYES_URL, loadMcpCorpus } from './mcp-corpus';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
 
@@ -103,6 +103,29 @@ describe('gleaner mcp --allow-crawl', () => {
       expect(textOf(unknown)).toContain('no crawl with id no-such-crawl');
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('gleaner mcp beside a running gleaner process', () => {
+  it('reads through its socket, and opens the store itself once that process has ended', async () => {
+    // This test process plays the running crawl: it holds the store and serves it on a socket.
+    const holder = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
+    let holderOpen = true;
+    const { client, stderr } = await connect();
+    try {
+      const before = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(before.isError).toBeFalsy();
+      expect(textOf(before)).toContain(`URL: ${BAYES_URL}`);
+      await holder.close();
+      holderOpen = false;
+      const after = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(after.isError, textOf(after)).toBeFalsy();
+      expect(textOf(after)).toContain(`URL: ${BAYES_URL}`);
+      expect(stderr()).toContain('opening it again');
+    } finally {
+      await client.close();
+      if (holderOpen) await holder.close();
     }
   });
 });
