@@ -88,7 +88,7 @@ export async function appendChangeEvent(tx: Queryable, record: ChangeRecord): Pr
 }
 
 interface ChangeRow {
-  seq: string;
+  cursor: string;
   kind: ChangeKind;
   url: string;
   page_id: string;
@@ -109,7 +109,8 @@ export interface ReadChangesOptions {
 /** The events after `since`, oldest first, at most `limit` of them. */
 export async function readChanges(db: Queryable, options: ReadChangesOptions): Promise<ChangePage> {
   const { rows } = await db.query<ChangeRow>(
-    `SELECT seq::text, kind, url, page_id::text, content_hash, crawl_id, duplicate_of, recorded_at
+    // The text copy is named `cursor`: under the name `seq`, ORDER BY would sort the text ('11' < '6').
+    `SELECT seq::text AS cursor, kind, url, page_id::text, content_hash, crawl_id, duplicate_of, recorded_at
        FROM change_events
       WHERE seq > $1::bigint AND ($3::text IS NULL OR crawl_id = $3)
       ORDER BY seq
@@ -119,7 +120,7 @@ export async function readChanges(db: Queryable, options: ReadChangesOptions): P
   const hasMore = rows.length > options.limit;
   const events = rows.slice(0, options.limit).map(
     (row): ChangeEvent => ({
-      cursor: row.seq,
+      cursor: row.cursor,
       kind: row.kind,
       url: row.url,
       pageId: Number(row.page_id),

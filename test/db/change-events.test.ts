@@ -1,0 +1,177 @@
+/**
+ * The change log on a native Postgres with concurrent writers: the migration's backfill, one event
+ * per (crawl, page, kind), and the ordering rule: a reader never sees seq n+1 while n may still
+ * commit, because writers hold the log's lock until they commit (the hazard without it is shown too).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendChangeEvent, readChanges } from '../../db/change-events';
+import type { Queryable } from '../../db/database';
+import { loadMigrations, migrate } from '../../db/migrate';
+import { PgDatabase } from '../../db/pg-database';
+import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
+
+let postgres: NativePostgres;
+let db: PgDatabase;
+
+beforeAll(async () => {
+  postgres = await startNativePostgres();
+  db = new PgDatabase(postgres.url);
+  // The store as it was before the feed: the backfill test fills it, then migrates on.
+  await migrate(
+    db,
+    loadMigrations().filter((migration) => migration.version < 15),
+  );
+});
+afterAll(async () => {
+  await db?.close();
+  await postgres?.stop();
+});
+
+async function page(path: string, crawlId: string, hash: string): Promise<number> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_hash)
+     VALUES ($1, $1, 'http://127.0.0.1:9', $2, 0, 200, $3) RETURNING id::text`,
+    [`http://127.0.0.1:9${path}`, crawlId, hash],
+  );
+  return Number(rows[0]?.id);
+}
+
+/** A transaction held open until `release` is called; `inside` runs first within it. */
+function heldTransaction(inside: (tx: Queryable) => Promise<unknown>) {
+  let release: (commit: boolean) => void = () => {};
+  const gate = new Promise<boolean>((resolve) => {
+    release = resolve;
+  });
+  let entered: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  const done = db
+    .transaction(async (tx) => {
+      await inside(tx);
+      entered();
+      if (!(await gate)) throw new Error('rolled back on purpose');
+    })
+    .catch((error: unknown) => error);
+  return { ready, done, release: (commit = true) => release(commit) };
+}
+
+const settledWithin = (promise: Promise<unknown>, ms: number) =>
+  Promise.race([promise.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ms))]);
+
+describe('change_events', () => {
+  it('migration 015 backfills the visits recorded before it, oldest first, and the duplicates as they stand', async () => {
+    const a = await page('/a', 'old-2', 'h-a');
+    const b = await page('/b', 'old-1', 'h-b');
+    const copy = await page('/copy', 'old-2', 'h-a');
+    await db.query(`UPDATE pages SET duplicate_of = $1, duplicate_kind = 'exact' WHERE id = $2`, [a, copy]);
+    await db.query(
+      `INSERT INTO page_changes (crawl_id, page_id, url, change, status, recorded_at) VALUES
+         ('old-1', $1, 'http://127.0.0.1:9/a', 'new', 200, '2026-01-01T00:00:00Z'),
+         ('old-1', $2, 'http://127.0.0.1:9/b', 'new', 200, '2026-01-01T00:00:01Z'),
+         ('old-2', $1, 'http://127.0.0.1:9/a', 'changed', 200, '2026-01-02T00:00:00Z'),
+         ('old-2', $2, 'http://127.0.0.1:9/b', 'unchanged', 304, '2026-01-02T00:00:01Z'),
+         ('old-2', $3, 'http://127.0.0.1:9/copy', 'new', 200, '2026-01-02T00:00:02Z')`,
+      [a, b, copy],
+    );
+    // Up to the feed's own migration: later ones are not this file's business.
+    await migrate(
+      db,
+      loadMigrations().filter((migration) => migration.version <= 15),
+    );
+    const { events } = await readChanges(db, { since: '0', limit: 100 });
+    expect(
+      events.map((e) => [e.kind, new URL(e.url).pathname, e.crawlId, e.contentHash, e.duplicateOf]),
+    ).toEqual([
+      ['new', '/a', 'old-1', null, null],
+      ['new', '/b', 'old-1', 'h-b', null],
+      ['changed', '/a', 'old-2', 'h-a', null],
+      ['new', '/copy', 'old-2', 'h-a', null],
+      ['duplicate', '/copy', 'old-2', 'h-a', 'http://127.0.0.1:9/a'],
+    ]);
+    await db.query('DELETE FROM change_events');
+  });
+
+  it('adds one event per crawl, page and kind, however often it is written', async () => {
+    const id = await page('/once', 'c1', 'h-once');
+    expect(await appendChangeEvent(db, { kind: 'new', pageId: id, crawlId: 'c1' })).toBe(true);
+    expect(await appendChangeEvent(db, { kind: 'new', pageId: id, crawlId: 'c1' })).toBe(false);
+    expect(await appendChangeEvent(db, { kind: 'changed', pageId: id, crawlId: 'c2' })).toBe(true);
+    expect(await appendChangeEvent(db, { kind: 'removed', pageId: id })).toBe(true);
+    const { events } = await readChanges(db, { since: '0', limit: 100 });
+    expect(events.map((e) => [e.kind, e.crawlId, e.contentHash])).toEqual([
+      ['new', 'c1', 'h-once'],
+      ['changed', 'c2', 'h-once'],
+      // No crawl given: the crawl that last stored the page; a removal has no content hash.
+      ['removed', 'c1', null],
+    ]);
+    await expect(
+      db.query(`INSERT INTO change_events (kind, url, page_id, crawl_id) VALUES ('edited', 'u', 1, 'c')`),
+    ).rejects.toThrow(/check/i);
+  });
+
+  it('a later writer waits for an earlier one to commit, so no reader skips a seq that commits late', async () => {
+    const first = await page('/first', 'c3', 'h1');
+    const second = await page('/second', 'c3', 'h2');
+    const { nextCursor: start } = await readChanges(db, { since: '0', limit: 1000 });
+
+    const early = heldTransaction((tx) =>
+      appendChangeEvent(tx, { kind: 'new', pageId: first, crawlId: 'c3' }),
+    );
+    await early.ready;
+    const late = db.transaction((tx) =>
+      appendChangeEvent(tx, { kind: 'new', pageId: second, crawlId: 'c3' }),
+    );
+    // The second writer cannot draw its seq (let alone commit) while the first is open.
+    expect(await settledWithin(late, 400)).toBe(false);
+    expect((await readChanges(db, { since: start, limit: 10 })).events).toEqual([]);
+
+    early.release();
+    await early.done;
+    await late;
+    const { events } = await readChanges(db, { since: start, limit: 10 });
+    expect(events.map((e) => new URL(e.url).pathname)).toEqual(['/first', '/second']);
+
+    // A writer that rolls back leaves a gap the next one steps over; readers never wait on it.
+    const third = await page('/third', 'c3', 'h3');
+    const fourth = await page('/fourth', 'c3', 'h4');
+    const doomed = heldTransaction((tx) =>
+      appendChangeEvent(tx, { kind: 'new', pageId: third, crawlId: 'c3' }),
+    );
+    await doomed.ready;
+    const next = db.transaction((tx) =>
+      appendChangeEvent(tx, { kind: 'new', pageId: fourth, crawlId: 'c3' }),
+    );
+    doomed.release(false);
+    expect(await doomed.done).toBeInstanceOf(Error);
+    await next;
+    const after = await readChanges(db, { since: events.at(-1)?.cursor as string, limit: 10 });
+    expect(after.events.map((e) => new URL(e.url).pathname)).toEqual(['/fourth']);
+  });
+
+  it('without the lock, seqs commit out of order and a cursor skips one for good (why writers take it)', async () => {
+    const x = await page('/x', 'c4', 'hx');
+    const y = await page('/y', 'c4', 'hy');
+    const { nextCursor: start } = await readChanges(db, { since: '0', limit: 1000 });
+    const raw = (tx: Queryable, id: number) =>
+      tx.query(
+        `INSERT INTO change_events (kind, url, page_id, crawl_id) SELECT 'new', url, id, 'c4' FROM pages WHERE id = $1`,
+        [id],
+      );
+    const slow = heldTransaction((tx) => raw(tx, x));
+    await slow.ready;
+    let seen: Awaited<ReturnType<typeof readChanges>>;
+    try {
+      await db.transaction((tx) => raw(tx, y));
+      seen = await readChanges(db, { since: start, limit: 10 });
+    } finally {
+      slow.release();
+      await slow.done;
+    }
+    expect(seen.events.map((e) => new URL(e.url).pathname)).toEqual(['/y']);
+    // /x committed with a smaller seq than the cursor the reader now holds: it never sees it.
+    expect((await readChanges(db, { since: seen.nextCursor, limit: 10 })).events).toEqual([]);
+    const everything = await readChanges(db, { since: start, limit: 10 });
+    expect(everything.events.map((e) => new URL(e.url).pathname)).toEqual(['/x', '/y']);
+  });
+});
