@@ -3,11 +3,14 @@
  * languages a crawl keeps (`--lang`, issue 27 item 4).
  *
  * The detector is eld 2.1.0 with its "small" n-gram database, chosen by `npm run bench:language`
- * against cld3-asm, tinyld and franc-min: on 1,470 English pages of the WCXB development split it
- * called none another language (cld3-asm: 10, franc-min: 10, tinyld: ~50), and it named 29 or 30 of
- * 30 UDHR articles right in each of 23 other languages. Its limits: 60 languages, and Indonesian
- * is not one of them (it answers Malay, `ms`, or English); loading its tables takes about a second
- * and ~75 MB of heap per thread, so it loads on first use, never at import.
+ * against cld3-asm 4.0.0, tinyld 1.3.4 and franc-min 6.2.0 (measured 2026-11-27): on the
+ * 1,470 English pages of the WCXB development split it called none another language, whole or cut
+ * to 200 characters (cld3-asm: 10 whole and 27 cut, franc-min 10 and 31, tinyld ~50 and ~80), and
+ * it named 29 or 30 of 30 UDHR articles right in each of 23 other languages. Its limits: 60
+ * languages, without Indonesian (it answers Malay, `ms`, or English); its tables cost about a
+ * second to load and ~120 MB of RSS (~45 MB of live heap) per thread, so it loads on first use,
+ * never at import. eld reads only a text's first 1,000 characters; detectWith samples three
+ * windows so a template block at the top cannot decide a page.
  */
 
 /** What detection found. `lang` is ISO 639-1, undefined when there is too little text or no clear answer. */
