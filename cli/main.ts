@@ -191,6 +191,15 @@ program
   );
 
 program
+  .command('changes')
+  .description('the change feed: new, changed, removed and duplicate pages after a cursor, oldest first')
+  .option('--since <cursor>', 'a next cursor printed by an earlier run (default 0: from the start)')
+  .option('--limit <n>', 'at most this many events (1..1000, default 100)')
+  .option('--crawl <id>', "only this crawl's events")
+  .option('--json', 'one JSON line per event, then {"nextCursor","hasMore"}')
+  .action(async (options) => (await import('./changes-command')).runChangesCommand(options));
+
+program
   .command('export')
   .description(
     'write the corpus as a Markdown tree (DIR/<host>/<path>.md with YAML frontmatter, images, llms.txt)',

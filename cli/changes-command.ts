@@ -1,0 +1,72 @@
+/**
+ * `gleaner changes [--since CURSOR] [--limit N] [--crawl ID] [--json]`: the change feed from a
+ * cursor (db/change-events.ts). Needs only the database: DATABASE_URL, else the socket of a running
+ * gleaner process, else the embedded store opened directly (as `gleaner search`).
+ *
+ * `--json` prints one JSON line per event, then `{"nextCursor","hasMore"}`; a script keeps that
+ * cursor and passes it as `--since` next time, and so sees every change once, in order.
+ */
+import { type ChangeEvent, type ChangePage, readChanges } from '../db/change-events';
+import { ChangeFeedParamsError, parseCursor, parseLimit } from '../domain/change-feed';
+import { openStore } from '../infra/embedded-store';
+import { UsageError } from './errors';
+
+export interface ChangesCommandOptions {
+  since?: string;
+  limit?: string;
+  crawl?: string;
+  json?: boolean;
+}
+
+export async function runChangesCommand(options: ChangesCommandOptions): Promise<void> {
+  // Checked before the store opens: a bad flag costs nothing and changes nothing (exit 2).
+  const since = asUsage('--since', () => parseCursor(options.since));
+  const limit = asUsage('--limit', () => parseLimit(options.limit));
+  const db = await openStore({ requireCorpus: true });
+  let page: ChangePage;
+  try {
+    page = await readChanges(db, { since, limit, ...(options.crawl ? { crawlId: options.crawl } : {}) });
+  } finally {
+    await db.close();
+  }
+  if (options.json) {
+    const lines = page.events.map((event) => JSON.stringify(event));
+    lines.push(JSON.stringify({ nextCursor: page.nextCursor, hasMore: page.hasMore }));
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
+  process.stdout.write(formatChanges(page));
+}
+
+function asUsage<T>(flag: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof ChangeFeedParamsError) throw new UsageError(`${flag}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** A table: cursor, kind, time, crawl, URL (and what a duplicate copies), then the next cursor. */
+export function formatChanges(page: ChangePage): string {
+  const lines: string[] = [];
+  if (page.events.length === 0) lines.push('No changes after this cursor.');
+  else {
+    const width = Math.max(6, ...page.events.map((event) => event.cursor.length));
+    lines.push(`${'CURSOR'.padStart(width)}  KIND       RECORDED (UTC)       CRAWL  URL`);
+    for (const event of page.events) lines.push(formatEvent(event, width));
+  }
+  lines.push(
+    '',
+    page.hasMore
+      ? `next cursor: ${page.nextCursor} (more waiting: gleaner changes --since ${page.nextCursor})`
+      : `next cursor: ${page.nextCursor}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+function formatEvent(event: ChangeEvent, width: number): string {
+  const at = event.recordedAt.slice(0, 19).replace('T', ' ');
+  const copy = event.duplicateOf ? `  (copy of ${event.duplicateOf})` : '';
+  return `${event.cursor.padStart(width)}  ${event.kind.padEnd(9)}  ${at}  ${event.crawlId}  ${event.url}${copy}`;
+}
