@@ -1,7 +1,7 @@
 /**
  * Signed webhooks of a crawl (`notify` in the spec): the crawl starts a webhooks workflow when it
  * starts and another when it completes, as abandoned children, so a receiver that is down delays no
- * page and no summary, and its deliveries outlive the crawl (and a continue-as-new of it): each one is
+ * page (and the crawl's end by at most COMPLETED_WEBHOOKS_GRACE), and its deliveries outlive the crawl (and a continue-as-new of it): each one is
  * an activity Temporal retries with backoff for up to three days, so a receiver down for a while
  * gets every event later. Nothing is lost while the workflow lives, and the workflow ids are derived
  * from the crawl's, so a retried or replayed start never starts a second one.
@@ -13,6 +13,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  condition,
   log,
   ParentClosePolicy,
   patched,
@@ -142,6 +143,14 @@ export function sendsWebhooks(spec: CrawlSpec): boolean {
 }
 
 /**
+ * How long a completing crawl waits for its completed webhooks before it returns anyway. A receiver
+ * that answers has its events when `gleaner crawl --wait` returns, and a process that runs its own
+ * workers (the embedded default) does not stop them mid-delivery; one that is down costs the crawl
+ * this much, then its deliveries go on without the crawl.
+ */
+const COMPLETED_WEBHOOKS_GRACE = '10 seconds';
+
+/**
  * Starts the webhooks of a moment and returns once the child has started: the crawl never waits for
  * a delivery. Abandoned on close, so deliveries go on after the crawl completes.
  */
@@ -150,7 +159,7 @@ export async function startWebhooks(
   moment: WebhooksInput['moment'],
   data: Record<string, unknown>,
 ): Promise<void> {
-  await startChild(webhooksWorkflow, {
+  const child = await startChild(webhooksWorkflow, {
     workflowId: webhooksWorkflowId(spec.crawlId, moment),
     taskQueue: TASK_QUEUES.crawl,
     workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
@@ -166,6 +175,13 @@ export async function startWebhooks(
       },
     ],
   });
+  if (moment !== 'completed') return;
+  let settled = false;
+  const settle = () => {
+    settled = true;
+  };
+  child.result().then(settle, settle);
+  await condition(() => settled, COMPLETED_WEBHOOKS_GRACE);
 }
 
 /** crawl.started's data: what was asked, without the receivers (the signature proves the sender). */
