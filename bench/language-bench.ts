@@ -481,11 +481,8 @@ async function main(): Promise<void> {
   ];
   const rows: string[][] = [];
   const summary: Record<string, unknown>[] = [];
-  for (const { candidate, result, missing } of results) {
-    if (!result) {
-      rows.push([candidate.name, missing ?? '']);
-      continue;
-    }
+  for (const { candidate, result } of results) {
+    if (!result) continue;
     const scores = score(samples, result.answers);
     const bySet = new Map(scores.map((s) => [s.set, s]));
     const wcxbFull = bySet.get('wcxb-full');
@@ -523,6 +520,9 @@ async function main(): Promise<void> {
   );
   console.log(line(header));
   for (const row of rows) console.log(line(row));
+  for (const { candidate, missing } of results) {
+    if (missing) console.log(`not measured: ${candidate.name}: ${missing} (see --candidates)`);
+  }
 
   console.log('\nconfusions (true->answer count), top 12 per detector, all sets:');
   for (const { candidate, result } of results) {
