@@ -15,6 +15,7 @@ import { installAuth } from './auth';
 import { installCrossSiteGuards } from './cross-site-guards';
 import { installErrorHandlers } from './errors';
 import { registerChangeRoutes } from './routes/change-routes';
+import { registerContextRoutes } from './routes/context-routes';
 import { registerCrawlRoutes } from './routes/crawl-routes';
 import { registerGraphRoutes } from './routes/graph-routes';
 import { registerMcpRoutes } from './routes/mcp-routes';
@@ -137,6 +138,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.docsUi !== false) await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerSearchRoutes(app, deps.search);
+  registerContextRoutes(app, deps.search);
   registerTagRoutes(app, deps.db);
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);

@@ -93,7 +93,7 @@ export async function assembleContext(
   );
   const maxPerPage = integerIn('maxPerPage', params.maxPerPage ?? DEFAULT_MAX_PER_PAGE, 1, MAX_PER_PAGE);
   const notes: string[] = [];
-  const counter = params.tokenizer ?? (await defaultTokenCounter(notes));
+  const counter = params.tokenizer ?? tokenizerOf(embedder) ?? (await defaultTokenCounter(notes));
 
   // More hits than passages: neighbours merge, duplicates drop, and the budget decides how many.
   // A page may give more hits than passages, so its neighbouring chunks can still be merged.
@@ -304,6 +304,12 @@ function integerIn(name: string, value: unknown, min: number, max: number): numb
     throw new SearchParamsError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
   }
   return value;
+}
+
+/** The embedder's own tokenizer when it carries one (embed/embedder.ts's does; the thread's does not). */
+function tokenizerOf(embedder: TextEmbedder | undefined): TokenCounter | undefined {
+  const tokenizer = (embedder as { tokenizer?: TokenCounter } | undefined)?.tokenizer;
+  return typeof tokenizer?.countTokens === 'function' ? tokenizer : undefined;
 }
 
 let cachedCounter: Promise<TokenCounter> | undefined;
