@@ -159,9 +159,11 @@ export function blocksOf(lines: readonly Line[], page: number, layout: DocumentL
     (line, index) =>
       !((index === 0 || index === lines.length - 1) && PAGE_NUMBER.test(plain(line.segments).trim())),
   );
+  // A map, not indexOf: a hostile PDF can set every line in a size of its own.
+  const levels = new Map(layout.headingSizes.map((size, index) => [size, index + 1]));
   const blocks: (Block & { segments: Segment[]; size: number; lastY: number })[] = [];
   for (const line of kept) {
-    const level = layout.headingSizes.indexOf(line.size) + 1;
+    const level = levels.get(line.size) ?? 0;
     const heading = level > 0 && plain(line.segments).length <= MAX_HEADING_CHARS;
     const previous = blocks[blocks.length - 1];
     const gap = previous ? previous.lastY - line.y : Number.POSITIVE_INFINITY;

@@ -208,9 +208,16 @@ function toRun(item: PdfTextItem): TextRun {
   };
 }
 
+/**
+ * Link areas read per page. Each text run is tested against each area, so the cap keeps a page's cost
+ * linear in its runs (a real page has tens of links; a hostile one could carry a million).
+ */
+export const MAX_LINKS_PER_PAGE = 500;
+
 function linkAreas(annotations: unknown[]): LinkArea[] {
   const areas: LinkArea[] = [];
   for (const annotation of annotations as { subtype?: string; url?: string; rect?: number[] }[]) {
+    if (areas.length >= MAX_LINKS_PER_PAGE) break;
     if (annotation.subtype === 'Link' && typeof annotation.url === 'string' && Array.isArray(annotation.rect))
       areas.push({ url: annotation.url, rect: annotation.rect });
   }
