@@ -1,9 +1,12 @@
 /**
  * The change log on a native Postgres with concurrent writers: the migration's backfill, one event
  * per (crawl, page, kind), and the ordering rule: a reader never sees seq n+1 while n may still
- * commit, because writers hold the log's lock until they commit (the hazard without it is shown too).
+ * commit, because writers hold the log's lock until they commit (the hazard without it is shown too);
+ * and the duplicate writers (recrawl visit, near-duplicate check) announcing a copy and its release.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settleNearDuplicate } from '../../activities/near-duplicates';
+import { loadKnownPage, trackStoredVisit } from '../../activities/recrawl-visits';
 import { appendChangeEvent, readChanges } from '../../db/change-events';
 import type { Queryable } from '../../db/database';
 import { loadMigrations, migrate } from '../../db/migrate';
@@ -173,5 +176,39 @@ describe('change_events', () => {
     expect((await readChanges(db, { since: seen.nextCursor, limit: 10 })).events).toEqual([]);
     const everything = await readChanges(db, { since: start, limit: 10 });
     expect(everything.events.map((e) => new URL(e.url).pathname)).toEqual(['/x', '/y']);
+  });
+
+  it('a copy announced as a duplicate that stops being one is `changed`: followers index it again', async () => {
+    const words = (seed: string) => Array.from({ length: 40 }, (_, i) => `${seed}${i}`).join(' ');
+    const original = await page('/orig', 'c5', 'h-orig');
+    const near = await page('/near', 'c5', 'h-near');
+    const exact = await page('/exact', 'c5', 'h-orig');
+    await db.transaction((tx) => settleNearDuplicate(tx, original, words('w')));
+    const { nextCursor: start } = await readChanges(db, { since: '0', limit: 1000 });
+
+    // Crawl c5: /near is a near copy of /orig, /exact an exact one.
+    await db.transaction((tx) => settleNearDuplicate(tx, near, `${words('w')} extra`));
+    await db.transaction((tx) =>
+      trackStoredVisit(tx, 'c5', { id: exact, contentHash: 'h-orig', noindex: false }, undefined),
+    );
+    // Crawl c6: /orig changed, so neither is a copy any more though neither changed itself.
+    await db.query(`UPDATE pages SET content_hash = 'h-orig-2', crawl_id = 'c6' WHERE id = $1`, [original]);
+    await db.query(`UPDATE pages SET crawl_id = 'c6' WHERE id IN ($1, $2)`, [near, exact]);
+    await db.transaction((tx) => settleNearDuplicate(tx, original, words('v')));
+    await db.transaction((tx) => settleNearDuplicate(tx, near, `${words('w')} extra`));
+    const previous = await loadKnownPage(db, 'http://127.0.0.1:9/exact');
+    await db.transaction((tx) =>
+      trackStoredVisit(tx, 'c6', { id: exact, contentHash: 'h-orig', noindex: false }, previous),
+    );
+
+    const { events } = await readChanges(db, { since: start, limit: 100 });
+    expect(events.map((e) => [e.kind, new URL(e.url).pathname, e.crawlId])).toEqual([
+      ['duplicate', '/near', 'c5'],
+      ['new', '/exact', 'c5'],
+      ['duplicate', '/exact', 'c5'],
+      ['changed', '/near', 'c6'],
+      ['changed', '/exact', 'c6'],
+    ]);
+    expect(events[0]?.duplicateOf).toBe('http://127.0.0.1:9/orig');
   });
 });
