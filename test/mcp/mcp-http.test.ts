@@ -16,8 +16,8 @@ import { type RunningApi, startApiServer } from '../../api/server';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { loadDefaultEmbedder } from '../../embed/embedder';
-import { defineToolChecks } from './mcp-checks';
-import { loadMcpCorpus } from './mcp-corpus';
+import { call, defineToolChecks, textOf } from './mcp-checks';
+import { CRAWL_ID, loadMcpCorpus } from './mcp-corpus';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
 
@@ -133,5 +133,54 @@ describe('the API rules around /mcp', () => {
     const response = await fetch(`${api.url}/mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('POST /mcp with GLEANER_MCP_ALLOW_CRAWL', () => {
+  let allowing: RunningApi;
+  beforeAll(async () => {
+    process.env.GLEANER_MCP_ALLOW_CRAWL = '1';
+    try {
+      allowing = await startApiServer({
+        host: '127.0.0.1',
+        port: 0,
+        db,
+        temporal: () => Promise.reject(new Error('Temporal is down in this test')),
+        token: TOKEN,
+        docsUi: false,
+      });
+    } finally {
+      delete process.env.GLEANER_MCP_ALLOW_CRAWL;
+    }
+  });
+  afterAll(async () => {
+    await allowing?.close();
+  });
+
+  it('offers start_crawl and recrawl, and reports a Temporal outage as a tool error', async () => {
+    const client = new Client({ name: 'gleaner-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${allowing.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['start_crawl', 'recrawl']));
+      const started = await call(client, 'start_crawl', { urls: ['http://127.0.0.1:9/'] });
+      expect(started.isError).toBe(true);
+      expect(textOf(started)).toContain(
+        'cannot reach Temporal to start the crawl: Temporal is down in this test',
+      );
+      const recrawl = await call(client, 'recrawl', { crawlId: CRAWL_ID });
+      expect(recrawl.isError).toBe(true);
+      expect(textOf(recrawl)).toContain('cannot reach Temporal');
+      // Without search configured on this API, search says so instead of failing the protocol.
+      const search = await call(client, 'search', { query: 'gaussian' });
+      expect(search.isError).toBe(true);
+      expect(textOf(search)).toContain('search is not configured');
+    } finally {
+      await client.close();
+    }
   });
 });
