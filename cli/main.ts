@@ -191,6 +191,38 @@ program
   );
 
 program
+  .command('context')
+  .description(
+    'passages an LLM can cite: the best chunks for a question within a token budget, numbered with URL and heading path',
+  )
+  .argument('<question...>', 'the question (several words are joined)')
+  .option(
+    '--budget <tokens>',
+    'tokens the passages may take, 50 to 32000 (default 2000)',
+    integerOption('--budget', 1),
+  )
+  .option(
+    '--per-page <n>',
+    'at most this many passages from one page, 1 to 10 (default 2)',
+    integerOption('--per-page', 1),
+  )
+  .option('--domain <host>', 'only this host and its subdomains, or one origin (scheme://host:port)')
+  .option('--crawl <id>', 'only pages fetched by this crawl')
+  .option('--prefix <path>', 'only URLs under this path (/docs/) or URL prefix')
+  .addOption(
+    new Option('--mode <mode>', 'retrievers to use (default hybrid)').choices([
+      'hybrid',
+      'vector',
+      'fulltext',
+    ]),
+  )
+  .option('--tag <tag>', 'only pages carrying this tag (#t or t); repeatable, all must match', collect)
+  .option('--json', 'print one JSON document with the passages')
+  .action(async (words: string[], options) =>
+    (await import('./context-command')).runContextCommand(words.join(' '), options),
+  );
+
+program
   .command('changes')
   .description('the change feed: new, changed, removed and duplicate pages after a cursor, oldest first')
   .option('--since <cursor>', 'a next cursor printed by an earlier run (default 0: from the start)')
