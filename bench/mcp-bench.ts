@@ -97,7 +97,7 @@ try {
       const crawl = await runGleaner(
         [
           'crawl',
-          `${site.url}/`,
+          new URL('/', site.url).href,
           '--max-pages',
           String(maxPages),
           '--delay-ms',

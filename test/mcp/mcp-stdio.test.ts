@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { loadDefaultEmbedder } from '../../embed/embedder';
-import { GLEANER_BIN } from '../../testbed/gleaner-process';
+import { GLEANER_BIN, lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { call, defineToolChecks, READ_TOOLS, textOf } from './mcp-checks';
 import { BAYES_URL, loadMcpCorpus } from './mcp-corpus';
 
@@ -126,6 +126,35 @@ describe('gleaner mcp beside a running gleaner process', () => {
     } finally {
       await client.close();
       if (holderOpen) await holder.close();
+    }
+  });
+});
+
+describe('gleaner mcp on bad input', () => {
+  it('refuses an unknown flag with a one-line usage error and exit 2', async () => {
+    const result = await runGleaner(['mcp', '--allow-crawls'], { GLEANER_HOME: home });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown option '--allow-crawls'");
+    expect(lastLine(result.stderr)).toBe('(run with --help for usage)');
+    expect(result.stdout).toBe('');
+  });
+
+  it('answers tool calls with a readable tool error while the database is unreachable', async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [GLEANER_BIN, 'mcp'],
+      env: { ...mcpEnv(), DATABASE_URL: 'postgres://gleaner:secret@127.0.0.1:1/nowhere' },
+      stderr: 'pipe',
+    });
+    transport.stderr?.on('data', () => {});
+    const client = new Client({ name: 'gleaner-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const result = await call(client, 'list_sources', {});
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain('database unavailable at postgres://gleaner:***@127.0.0.1:1/nowhere');
+    } finally {
+      await client.close();
     }
   });
 });
