@@ -487,6 +487,7 @@ describe('operations', () => {
         '/graph',
         '/healthz',
         '/metrics',
+        '/mcp',
         '/pages',
         '/pages/{id}',
         '/schedules',
