@@ -119,17 +119,23 @@ export function sampleWindows(text: string): string[] {
   return windows;
 }
 
-/** Text without what is not natural language: fenced and inline code, URLs, e-mail addresses, link targets. */
-function proseOnly(raw: string): string {
-  return raw
+/**
+ * Text without what is not natural language: fenced and inline code, URLs, e-mail addresses,
+ * Markdown link targets. Linear in the text (tests/extract/language-linear-time.test.ts): URLs,
+ * addresses and link targets are judged token by token, not by patterns that backtrack.
+ */
+export function proseOnly(raw: string): string {
+  const withoutCode = raw
     .replace(/```[\s\S]*?(?:```|$)/g, ' ')
     .replace(/~~~[\s\S]*?(?:~~~|$)/g, ' ')
-    .replace(/`[^`\n]*`/g, ' ')
-    .replace(/\]\([^)\s]*\)/g, ' ')
-    .replace(/\b(?:https?:\/\/|www\.)\S+/gi, ' ')
-    .replace(/\S+@\S+\.\w+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+    .replace(/`[^`\n]*`/g, ' ');
+  const words: string[] = [];
+  for (const token of withoutCode.split(/\s+/)) {
+    if (token === '' || token.includes('@') || token.includes('://') || token.startsWith('www.')) continue;
+    const linkTarget = token.indexOf('](');
+    words.push(linkTarget >= 0 ? token.slice(0, linkTarget) : token);
+  }
+  return words.join(' ');
 }
 
 /** Letters in the text, counting those of scripts that write a word in one or two (Han, kana, Hangul) twice. */
