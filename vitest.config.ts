@@ -12,6 +12,7 @@ const TIMED = [
   'test/domain/text-linear-time-properties.test.ts',
   'test/extract/linear-time-properties.test.ts',
   'test/extract/documents-linear-time.test.ts',
+  'test/extract/language-linear-time.test.ts',
   'test/domain/chunking.test.ts',
   'test/domain/links.test.ts',
   'test/domain/robots.test.ts',
