@@ -8,6 +8,15 @@ import { gunzipSync } from 'node:zlib';
 import { chunkMarkdown, type MarkdownChunk } from '../domain/chunking';
 import { loadTokenizer, type TokenCounter } from '../embed/tokenizer';
 import { type ExtractedPage, extractPage } from '../extract';
+import {
+  type ConvertedDocument,
+  convertDocument,
+  type DocumentFailure,
+  type DocumentType,
+  documentTypeOf,
+  type PageStart,
+  pagesOfLines,
+} from '../extract/documents';
 import { decodeBody } from './http/charset';
 
 export interface PageAnalysisInput {
@@ -18,6 +27,26 @@ export interface PageAnalysisInput {
   url: string;
   /** A noindex page is extracted but not chunked. */
   noindex: boolean;
+  /**
+   * The stored Content-Type (`pages.content_type`). A PDF, Markdown, plain-text or DOCX response
+   * goes through its document converter (extract/documents) instead of the HTML extraction.
+   */
+  contentType?: string | null;
+}
+
+/** What a document converter said beyond the extraction fields, for the page row and its chunks. */
+export interface DocumentAnalysis {
+  sourceType: DocumentType;
+  /** Set when the document gave no content (`pdf-encrypted`, `pdf-broken`, `pdf-no-text`, …). */
+  failure?: DocumentFailure;
+  /** Links the document holds (Markdown links, PDF link annotations), canonical. */
+  links: ConvertedDocument['links'];
+  pageStarts?: PageStart[];
+  pageCount?: number;
+  /** PDF pages of each chunk, by chunk position (undefined for a chunk before the first page start). */
+  chunkPages?: ({ first: number; last: number } | undefined)[];
+  truncated?: ConvertedDocument['truncated'];
+  frontMatter?: Record<string, unknown>;
 }
 
 export interface PageAnalysis {
@@ -25,6 +54,8 @@ export interface PageAnalysis {
   chunks: MarkdownChunk[];
   /** CPU time of decode + extract + chunk, for the extract latency histogram. */
   durationMs: number;
+  /** Present when the body was a document rather than HTML. */
+  document?: DocumentAnalysis;
 }
 
 let tokenCounter: Promise<TokenCounter> | undefined;
@@ -38,6 +69,8 @@ export function prepareAnalysis(): Promise<TokenCounter> {
 export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysis> {
   const counter = await prepareAnalysis();
   const started = performance.now();
+  const documentType = input.contentType ? documentTypeOf(input.contentType, input.url) : undefined;
+  if (documentType) return analyseDocument(input, documentType, counter, started);
   const html = input.bodyGz
     ? decodeBody(gunzipSync(input.bodyGz), input.charset ? `text/html; charset=${input.charset}` : undefined)
         .text
@@ -48,4 +81,60 @@ export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysi
       ? []
       : chunkMarkdown(extracted.markdown, { countTokens: (text) => counter.countTokens(text) });
   return { extracted, chunks, durationMs: performance.now() - started };
+}
+
+/** A document body through its converter, then chunked like HTML's Markdown; PDF chunks get their pages. */
+async function analyseDocument(
+  input: PageAnalysisInput,
+  type: DocumentType,
+  counter: TokenCounter,
+  started: number,
+): Promise<PageAnalysis> {
+  const bytes = input.bodyGz ? gunzipSync(input.bodyGz) : new Uint8Array();
+  const result = await convertDocument(
+    bytes,
+    type,
+    input.url,
+    input.charset ? { charset: input.charset } : {},
+  );
+  if (!result.ok) {
+    const extracted: ExtractedPage = {
+      title: '',
+      text: '',
+      markdown: '',
+      metadata: { contentType: 'document', wordCount: 0, readingTimeMinutes: 0 },
+      confidence: 0,
+      strategy: `failed: ${result.failure.reason}`,
+    };
+    return {
+      extracted,
+      chunks: [],
+      durationMs: performance.now() - started,
+      document: { sourceType: type, failure: result.failure, links: [] },
+    };
+  }
+  const { sourceType, links, pageStarts, pageCount, truncated, frontMatter, ...fields } = result.document;
+  const extracted: ExtractedPage = { ...fields, ...(truncated ? { truncated: true as const } : {}) };
+  const chunks =
+    input.noindex || !extracted.markdown
+      ? []
+      : chunkMarkdown(extracted.markdown, { countTokens: (text) => counter.countTokens(text) });
+  return {
+    extracted,
+    chunks,
+    durationMs: performance.now() - started,
+    document: {
+      sourceType,
+      links,
+      ...(pageStarts
+        ? {
+            pageStarts,
+            chunkPages: chunks.map((chunk) => pagesOfLines(pageStarts, chunk.startLine, chunk.endLine)),
+          }
+        : {}),
+      ...(pageCount !== undefined ? { pageCount } : {}),
+      ...(truncated ? { truncated } : {}),
+      ...(frontMatter ? { frontMatter } : {}),
+    },
+  };
 }
