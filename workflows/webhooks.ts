@@ -13,6 +13,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  type ChildWorkflowHandle,
   condition,
   log,
   ParentClosePolicy,
@@ -159,22 +160,33 @@ export async function startWebhooks(
   moment: WebhooksInput['moment'],
   data: Record<string, unknown>,
 ): Promise<void> {
-  const child = await startChild(webhooksWorkflow, {
-    workflowId: webhooksWorkflowId(spec.crawlId, moment),
-    taskQueue: TASK_QUEUES.crawl,
-    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-    args: [
-      {
-        crawlId: spec.crawlId,
-        notify: spec.notify,
-        allowHosts: spec.allowHosts,
-        moment,
-        createdAt: new Date(Date.now()).toISOString(),
-        data,
-      },
-    ],
-  });
+  let child: ChildWorkflowHandle<typeof webhooksWorkflow>;
+  try {
+    child = await startChild(webhooksWorkflow, {
+      workflowId: webhooksWorkflowId(spec.crawlId, moment),
+      taskQueue: TASK_QUEUES.crawl,
+      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      args: [
+        {
+          crawlId: spec.crawlId,
+          notify: spec.notify,
+          allowHosts: spec.allowHosts,
+          moment,
+          createdAt: new Date(Date.now()).toISOString(),
+          data,
+        },
+      ],
+    });
+  } catch (error) {
+    // The same crawl id's webhooks still delivering (a failed crawl restarted under its id): those
+    // go on; this run's moment is not sent twice under the same delivery ids.
+    if (error instanceof Error && error.name === 'WorkflowExecutionAlreadyStartedError') {
+      log.warn('webhooks of this crawl and moment already running; not started again', { moment });
+      return;
+    }
+    throw error;
+  }
   if (moment !== 'completed') return;
   let settled = false;
   const settle = () => {
