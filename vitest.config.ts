@@ -69,6 +69,7 @@ const UNIT = [
   // A native Postgres as a child process, and no Temporal.
   'test/search/hybrid-search.test.ts',
   'test/search/unique-token-ranking.test.ts',
+  'test/search/context.test.ts',
   'test/db/vector.test.ts',
   'test/db/change-events.test.ts',
   'test/db/pg-database.test.ts',

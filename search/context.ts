@@ -238,9 +238,10 @@ export function mergeNeighbours(
  * ~15% of a chunk over into the next one; it records no boundary in the store, so it is found here).
  */
 export function joinWithoutOverlap(a: string, b: string): string {
-  const probe = b.slice(0, 24);
-  if (probe.length >= 8) {
-    // The longest suffix of `a` that is a prefix of `b`: try occurrences of b's opening, earliest first.
+  // An overlap shorter than this is more likely a coincidence than a carried-over sentence.
+  const probe = b.slice(0, 12);
+  if (probe.length === 12) {
+    // The longest suffix of `a` that is a prefix of `b`: occurrences of b's opening, earliest first.
     let from = Math.max(0, a.length - b.length);
     for (;;) {
       const at = a.indexOf(probe, from);
