@@ -37,6 +37,7 @@ interface PageRow {
   content_hash: string | null;
   extracted_hash: string | null;
   charset: string | null;
+  content_type: string | null;
   body_gz: Buffer | Uint8Array | null;
   noindex: boolean;
   duplicate_kind: string | null;
@@ -49,7 +50,7 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
   return {
     async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
       const found = await db.query<PageRow>(
-        `SELECT id, final_url, content_hash, extracted_hash, charset, body_gz, noindex, duplicate_kind FROM pages WHERE id = $1`,
+        `SELECT id, final_url, content_hash, extracted_hash, charset, content_type, body_gz, noindex, duplicate_kind FROM pages WHERE id = $1`,
         [pageId],
       );
       const page = found.rows[0];
@@ -63,7 +64,14 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
         db,
         pageId,
         analyse,
-        { bodyGz: page.body_gz, charset: page.charset, url: page.final_url, noindex: page.noindex },
+        {
+          bodyGz: page.body_gz,
+          charset: page.charset,
+          url: page.final_url,
+          noindex: page.noindex,
+          // Documents (PDF, Markdown, text, DOCX) go through their converters; HTML is unchanged.
+          contentType: page.content_type,
+        },
         deadlineMs ?? pageDeadlineMs(),
       );
       observeExtract(durationMs);
