@@ -45,6 +45,7 @@ const UNIT = [
   'test/activities/trap-budgets.test.ts',
   'test/activities/page-content.test.ts',
   'test/activities/page-analysis-documents.test.ts',
+  'test/activities/page-content-documents.test.ts',
   'test/activities/page-batches.test.ts',
   'test/activities/recrawl-store.test.ts',
   'test/activities/summarize-llm.test.ts',
