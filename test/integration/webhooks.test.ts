@@ -244,6 +244,26 @@ describe('a receiver that is down at first', () => {
   });
 });
 
+describe('a worker without GLEANER_WEBHOOK_SECRET', () => {
+  it('sends nothing unsigned; its deliveries wait and go out once the secret is set', async () => {
+    delete process.env.GLEANER_WEBHOOK_SECRET;
+    let summary: CrawlSummary;
+    try {
+      summary = await crawl('hooks-nosecret', [receiver.url]);
+      expect(summary.status).toBe('completed');
+      expect(receiver.requests.filter((request) => request.deliveryId.startsWith('hooks-nosecret/'))).toEqual(
+        [],
+      );
+    } finally {
+      process.env.GLEANER_WEBHOOK_SECRET = SECRET;
+    }
+    const id = 'hooks-nosecret/crawl.completed/0';
+    await waitFor(() => receiver.accepted.has(id), 120_000, `${id} accepted`);
+    expect(receiver.accepted.get('hooks-nosecret/crawl.started/0')).toHaveLength(1);
+    expect(receiver.accepted.get(id)?.[0]?.data).toEqual({ ...summary });
+  });
+});
+
 describe('pages.changed batches', () => {
   it("cut the crawl's change log in order, each event in exactly one batch", async () => {
     const { planChangeBatches } = createWebhookActivities({ db: stack.db });
