@@ -10,6 +10,9 @@
  * dropping the path before quota-first fails crawl-many-origins-chunked.json; dropping the other two
  * fails no recorded history. They stay anyway: a crawl begun before them that has not continued as
  * new since (one paused for days, say) would meet its continue-as-new check at other points.
+ *
+ * Not a generation here: `webhooks-v1` (workflows/webhooks.ts) is asked only by crawls whose spec
+ * has `notify`, which no history recorded before it has; crawl-webhooks.json takes it.
  */
 import { patched } from '@temporalio/workflow';
 
