@@ -619,8 +619,11 @@ function loadAverage(): string {
 
 /** `--sweep`: fusion settings tried beside the defaults (recall@5 per set and question kind). */
 const FUSION_VARIANTS: FusionVariant[] = [
-  { name: 'defaults (006: equal weights, rrf_k 60, 2 per page)' },
-  { name: '1 per page', perPage: 1 },
+  { name: 'defaults (017: equal weights, exact list 2, rrf_k 60, 1 per page)' },
+  { name: '2 per page', perPage: 2 },
+  { name: 'no exact list, 2 per page (011)', exactWeight: 0, perPage: 2 },
+  { name: 'no exact list', exactWeight: 0 },
+  { name: 'exact list 1', exactWeight: 1 },
   { name: 'vector 1.5 : text 1', vectorWeight: 1.5 },
   { name: 'vector 2 : text 1', vectorWeight: 2 },
   { name: 'vector 1 : text 1.5', textWeight: 1.5 },

@@ -356,6 +356,8 @@ export interface FusionVariant {
   rrfK?: number;
   perPage?: number;
   poolSize?: number;
+  /** The rare-term list's weight (migration 017); 0 turns it off, i.e. 011's fusion. */
+  exactWeight?: number;
 }
 
 /**
@@ -387,16 +389,18 @@ export async function sweepFusion(
       for (const question of set.questions) {
         const { rows: hits } = await db.query<{ url: string }>(
           `SELECT url FROM gleaner_search($1, $2::vector, 5, domain_filter => $3, per_page => $4,
-                  pool_size => $5, rrf_k => $6, vector_weight => $7, text_weight => $8)`,
+                  pool_size => $5, rrf_k => $6, vector_weight => $7, text_weight => $8,
+                  exact_weight => $9)`,
           [
             question.q,
             vectors.get(question.q) ?? null,
             set.origin,
-            variant.perPage ?? 2,
+            variant.perPage ?? 1,
             variant.poolSize ?? 100,
             variant.rrfK ?? 60,
             variant.vectorWeight ?? 1,
             variant.textWeight ?? 1,
+            variant.exactWeight ?? 2,
           ],
         );
         const tally = found[question.kind];

@@ -174,7 +174,7 @@ program
   .option('--prefix <path>', 'only URLs under this path (/docs/) or URL prefix')
   .option(
     '--per-page <n>',
-    'at most this many hits from one page (default 2)',
+    'at most this many hits from one page (default 1)',
     integerOption('--per-page', 1),
   )
   .addOption(

@@ -32,7 +32,7 @@ export interface SearchParams {
   crawlId?: string;
   /** A URL path prefix (`/docs/`) or a whole URL prefix (`https://host/docs/`). */
   pathPrefix?: string;
-  /** At most this many hits from one page, 1..100. @default 2 */
+  /** At most this many hits from one page, 1..100. @default 1 (migration 017: the top k shows k pages) */
   perPage?: number;
   /** Which retrievers run. @default 'hybrid' */
   mode?: SearchMode;
@@ -219,7 +219,7 @@ export function validateSearchParams(params: SearchParams): ValidSearchParams {
     );
   }
   const k = integerIn('k', params.k ?? 10, 1, MAX_K);
-  const perPage = integerIn('perPage', params.perPage ?? 2, 1, MAX_K);
+  const perPage = integerIn('perPage', params.perPage ?? 1, 1, MAX_K);
   const mode = params.mode ?? 'hybrid';
   if (!(SEARCH_MODES as readonly string[]).includes(mode)) {
     throw new SearchParamsError(`mode must be one of ${SEARCH_MODES.join(', ')}, got "${String(mode)}"`);

@@ -66,7 +66,7 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
             type: 'integer',
             minimum: 1,
             maximum: MAX_K,
-            description: 'at most this many hits per page (default 2)',
+            description: 'at most this many hits per page (default 1)',
           },
           mode: { type: 'string', enum: [...SEARCH_MODES], default: 'hybrid' },
           tag: {

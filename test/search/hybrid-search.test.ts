@@ -81,7 +81,8 @@ describe.each([
   });
 
   it('ranks a chunk both retrievers found above chunks one retriever ranked first', async () => {
-    const hits = await hybridSearch(store.db, embedder, { query: 'bayesian optimization', k: 5 });
+    // Two per page, so both chunks of the API page show beside each other.
+    const hits = await hybridSearch(store.db, embedder, { query: 'bayesian optimization', k: 5, perPage: 2 });
     const [top, ...rest] = hits;
     expect(top?.chunkId).toBe(id('Bayesian optimization with a Gaussian process surrogate.'));
     expect(top?.retrievers).toEqual(['vector', 'fulltext']);
@@ -114,12 +115,17 @@ describe.each([
       query: 'bayesian optimization',
       mode: 'vector',
       k: 3,
+      perPage: 2,
     });
     expect(vector.mode).toBe('vector');
     expect(vector.hits.map((hit) => hit.vectorRank)).toEqual([1, 2, 3]);
     expect(vector.hits.every((hit) => hit.retrievers.join() === 'vector')).toBe(true);
 
-    const text = await searchCorpus(store.db, embedder, { query: 'bayesian optimization', mode: 'fulltext' });
+    const text = await searchCorpus(store.db, embedder, {
+      query: 'bayesian optimization',
+      mode: 'fulltext',
+      perPage: 2,
+    });
     expect(text.hits.map((hit) => hit.chunkId)).toEqual([
       id('Bayesian optimization explained: bayesian optimization in depth.'),
       id('Bayesian optimization with a Gaussian process surrogate.'),
@@ -129,8 +135,15 @@ describe.each([
 
   it('caps the hits from one page at perPage', async () => {
     const blog = 'http://blog.other.org/posts/gradient.html';
-    const capped = await hybridSearch(store.db, embedder, { query: 'gradient', k: 10 });
+    // One per page by default (migration 017): the top k shows k pages.
+    const single = await hybridSearch(store.db, embedder, { query: 'gradient', k: 10 });
+    expect(single.filter((hit) => hit.url === blog)).toHaveLength(1);
+    expect(new Set(single.map((hit) => hit.pageId)).size).toBe(single.length);
+    const capped = await hybridSearch(store.db, embedder, { query: 'gradient', k: 10, perPage: 2 });
     expect(capped.filter((hit) => hit.url === blog)).toHaveLength(2);
+    expect(single.find((hit) => hit.url === blog)?.chunkId).toBe(
+      capped.find((hit) => hit.url === blog)?.chunkId,
+    );
     const wider = await hybridSearch(store.db, embedder, { query: 'gradient', k: 10, perPage: 4 });
     const widerBlog = wider.filter((hit) => hit.url === blog);
     expect(widerBlog).toHaveLength(4);
