@@ -22,12 +22,17 @@ import { ReopeningStore } from '../mcp/reopening-store';
 import { createMcpServer } from '../mcp/server';
 import { searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
+import { UsageError } from './errors';
 
 export interface McpCommandOptions {
   allowCrawl?: boolean;
+  /** Hosts crawls started through start_crawl may fetch on private or loopback addresses. */
+  allowHost?: string[];
 }
 
 export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
+  if (options.allowHost?.length && !options.allowCrawl)
+    throw new UsageError('--allow-host applies to crawls started through MCP: add --allow-crawl');
   const model = loadEmbedderInThread().catch((error: unknown) => {
     logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
     return undefined;
@@ -51,6 +56,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     context: mcpContext(db, embedder),
     temporal: temporal.client,
     allowCrawl: options.allowCrawl ?? false,
+    crawlAllowHosts: options.allowHost ?? [],
   });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

@@ -22,8 +22,9 @@ const crawlId = z
 export function registerCrawlTools(server: McpServer, deps: McpDeps): void {
   const start = async (request: CrawlRequest, id: string) => {
     let spec: CrawlSpec;
+    const allowHosts = [...new Set([...(request.allowHosts ?? []), ...(deps.crawlAllowHosts ?? [])])];
     try {
-      spec = buildCrawlSpec(request, id);
+      spec = buildCrawlSpec({ ...request, allowHosts }, id);
     } catch (error) {
       if (error instanceof InvalidCrawlSpecError)
         return toolError(`cannot start this crawl: ${error.problems.join('; ')}`);

@@ -22,6 +22,11 @@ export interface McpDeps {
   temporal?: () => Promise<Client>;
   /** Register `start_crawl` and `recrawl` (`gleaner mcp --allow-crawl`). @default false */
   allowCrawl?: boolean;
+  /**
+   * Hosts the SSRF guard lets crawls started here fetch on private or loopback addresses
+   * (`gleaner mcp --allow-host`): the operator's choice, added to every spec; the model cannot add any.
+   */
+  crawlAllowHosts?: readonly string[];
   version?: string;
 }
 

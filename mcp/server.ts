@@ -227,7 +227,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
         content: [{ type: 'text', text: formatCrawlStatus(crawlId, stored, live) }],
         structuredContent: {
           crawlId,
-          ...(stored ?? {}),
+          // Not yet in the store (its first write is on the way): what Temporal says.
+          ...(stored ?? { status: live?.workflowStatus?.toLowerCase() ?? 'unknown' }),
           progress: live?.progress ?? null,
           ...(live?.note ? { note: live.note } : {}),
         },
