@@ -354,7 +354,12 @@ program
     'serve the corpus to AI agents over MCP on stdio (search, fetch_page, get_context, list_sources, crawl_status)',
   )
   .option('--allow-crawl', 'also offer start_crawl and recrawl (the agent may then make this machine crawl)')
-  .action(async (options: { allowCrawl?: boolean }) =>
+  .option(
+    '--allow-host <host>',
+    'with --allow-crawl: a host those crawls may fetch on a private or loopback address; repeatable',
+    collect,
+  )
+  .action(async (options: { allowCrawl?: boolean; allowHost?: string[] }) =>
     (await import('./mcp-command')).runMcpCommand(options),
   );
 
