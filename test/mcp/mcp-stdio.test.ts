@@ -137,6 +137,11 @@ describe('gleaner mcp on bad input', () => {
     expect(result.stderr).toContain("unknown option '--allow-crawls'");
     expect(lastLine(result.stderr)).toBe('(run with --help for usage)');
     expect(result.stdout).toBe('');
+    const hostWithoutCrawl = await runGleaner(['mcp', '--allow-host', '127.0.0.1'], { GLEANER_HOME: home });
+    expect(hostWithoutCrawl.code).toBe(2);
+    expect(lastLine(hostWithoutCrawl.stderr)).toBe(
+      'gleaner: --allow-host applies to crawls started through MCP: add --allow-crawl',
+    );
   });
 
   it('answers tool calls with a readable tool error while the database is unreachable', async () => {
