@@ -122,6 +122,44 @@ function modeOf(counts: Map<number, number>): number {
   return best;
 }
 
+/** Lines at each end of a page looked at for running headers and footers. */
+const RUNNING_LINES_PER_END = 3;
+
+/**
+ * Drops running headers and footers: a line among the first or last few of a page whose text (digits
+ * aside, so "3/40" matches "4/40") and height recur on at least half of the pages, and on two or
+ * more. Printed pages repeat a title, a date, a URL and a page number; they are chrome, as a site's
+ * template is.
+ */
+export function dropRunningLines(pages: readonly Line[][]): Line[][] {
+  if (pages.length < 2) return pages.map((lines) => [...lines]);
+  const keyOf = (line: Line) =>
+    `${Math.round(line.y)}|${plainText(line).replace(/\d+/g, '#').replace(/\s+/g, ' ').trim()}`;
+  const ends = (lines: readonly Line[]) => {
+    const picked = new Set<Line>(lines.slice(0, RUNNING_LINES_PER_END));
+    for (const line of lines.slice(-RUNNING_LINES_PER_END)) picked.add(line);
+    return picked;
+  };
+  const pagesWith = new Map<string, number>();
+  for (const lines of pages) {
+    const keys = new Set([...ends(lines)].map(keyOf));
+    for (const key of keys) pagesWith.set(key, (pagesWith.get(key) ?? 0) + 1);
+  }
+  const threshold = Math.max(2, Math.ceil(pages.length / 2));
+  return pages.map((lines) => {
+    const candidates = ends(lines);
+    const kept = lines.filter(
+      (line) => !candidates.has(line) || (pagesWith.get(keyOf(line)) ?? 0) < threshold,
+    );
+    // Pages made of one repeated line ("This is page 3 of …") are content, not chrome.
+    return kept.length > 0 ? kept : [...lines];
+  });
+}
+
+function plainText(line: Line): string {
+  return line.segments.map((segment) => segment.text).join('');
+}
+
 export interface DocumentLayout {
   bodySize: number;
   /** Usual distance between two baselines of body text. */

@@ -18,6 +18,7 @@ import { collectLinks, documentMetadata, markdownToText, shortFirstLine } from '
 import {
   type Block,
   blocksOf,
+  dropRunningLines,
   type Line,
   type LinkArea,
   layoutOf,
@@ -148,8 +149,9 @@ export async function convertPdf(
       );
 
     const info = await metadataOf(doc, within);
-    const layout = layoutOf(pages.map(({ lines }) => lines));
-    const blocks = pages.flatMap(({ page, lines }) => blocksOf(lines, page, layout));
+    const bodies = dropRunningLines(pages.map(({ lines }) => lines));
+    const layout = layoutOf(bodies);
+    const blocks = pages.flatMap(({ page }, index) => blocksOf(bodies[index] ?? [], page, layout));
     const infoTitle = info.title;
     const { markdown, pageStarts } = assemble(blocks, infoTitle);
     const text = markdownToText(markdown);

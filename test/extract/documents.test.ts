@@ -131,6 +131,15 @@ describe('PDF (printed by Chromium)', () => {
     );
   });
 
+  it('drops the running header and footer Chromium prints on every page', async () => {
+    const plain = await converted('field-guide.pdf', 'pdf');
+    const printed = await converted('field-guide-with-header.pdf', 'pdf');
+    expect(printed.markdown).not.toContain('file:///tmp/field-guide.html');
+    expect(printed.markdown).not.toMatch(/\d+\/2$/m);
+    expect(printed.markdown).toBe(plain.markdown);
+    expect(printed.pageStarts).toEqual(plain.pageStarts);
+  });
+
   it('stops at the page cap, keeping the pages before it', async () => {
     const capped = await converted('long-report.pdf', 'pdf', { maxPdfPages: 5 });
     expect(capped.text).toContain('This is page 5 of the long report.');
