@@ -490,6 +490,7 @@ describe('operations', () => {
         '/mcp',
         '/pages',
         '/pages/{id}',
+        '/context',
         '/schedules',
         '/schedules/{id}',
         '/schedules/{id}/pause',
