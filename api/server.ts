@@ -14,6 +14,7 @@ import { MetricsScraper, observeApiRequest } from '../infra/metrics';
 import { installAuth } from './auth';
 import { installCrossSiteGuards } from './cross-site-guards';
 import { installErrorHandlers } from './errors';
+import { requestValidation } from './request-validation';
 import { registerChangeRoutes } from './routes/change-routes';
 import { registerContextRoutes } from './routes/context-routes';
 import { registerCrawlRoutes } from './routes/crawl-routes';
@@ -89,10 +90,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
-    ajv: {
-      // Unknown parameters are errors, not silently dropped: `?crawlId=` instead of `?crawl=` says so.
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
-    },
+    schemaController: requestValidation,
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

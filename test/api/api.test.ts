@@ -99,6 +99,10 @@ describe('starting and watching a crawl', () => {
     expectPlainError(missing, 400);
     expect((missing.body as ErrorBody).message).toContain('"seeds"');
 
+    const bareSeed = await postJson('/crawls', { seeds: site.url });
+    expectPlainError(bareSeed, 400);
+    expect((bareSeed.body as ErrorBody).message).toContain('"seeds"');
+
     const notUrl = await postJson('/crawls', { seeds: ['ftp://example.com/'] });
     expectPlainError(notUrl, 400);
     expect((notUrl.body as ErrorBody).message).toContain('seeds.0');
@@ -124,6 +128,11 @@ describe('starting and watching a crawl', () => {
       // Past the JSON schema, refused by the crawl spec's own schema: still the body field's name.
       [{ maxRequestsPerSecond: 20_000 }, 'body field "maxRequestsPerSecond": '],
       [{ scope: 'domains', domains: [] }, 'body field "domains": needs at least one host'],
+      // A JSON body arrives typed: a wrong type is refused, never coerced into the right one.
+      [{ allowHosts: [1] }, '"allowHosts.0"'],
+      [{ allowHosts: '127.0.0.1' }, '"allowHosts"'],
+      [{ maxPages: '3' }, '"maxPages"'],
+      [{ onlyDue: 'false' }, '"onlyDue"'],
     ];
     for (const [fields, named] of renamed) {
       const answer = await postJson('/crawls', { seeds: [site.url], ...fields });
@@ -481,6 +490,7 @@ describe('operations', () => {
     expect(Object.keys(result.body.paths).sort()).toEqual(
       [
         '/changes',
+        '/context',
         '/crawls',
         '/crawls/{id}',
         '/crawls/{id}/{action}',
@@ -490,7 +500,6 @@ describe('operations', () => {
         '/mcp',
         '/pages',
         '/pages/{id}',
-        '/context',
         '/schedules',
         '/schedules/{id}',
         '/schedules/{id}/pause',

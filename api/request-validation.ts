@@ -1,0 +1,39 @@
+/**
+ * How request parts are validated. A query string arrives as text, so its numbers and booleans are
+ * coerced and a lone `?tag=x` becomes a one-item list. A JSON body arrives typed: coercing it would
+ * turn `allowHosts: [1]` into `["1"]` and `seeds: "https://…"` into a list, accepting what the
+ * caller got wrong, so the body is validated as sent. Both run fastify's own AJV compiler.
+ */
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { FastifyServerOptions } from 'fastify';
+
+const SHARED_OPTIONS = {
+  // Unknown parameters are errors, not silently dropped: `?crawlId=` instead of `?crawl=` says so.
+  removeAdditional: false,
+  useDefaults: true,
+  allErrors: false,
+} as const;
+
+type ValidatorFactory = ReturnType<typeof AjvCompiler>;
+type CompilerOptions = NonNullable<Parameters<ValidatorFactory>[1]>;
+// The package's types call the compiled function with a schema; at run time fastify calls it with
+// the route definition (httpPart, schema, url, method), which is what the split needs.
+type RouteValidatorCompiler = (route: { httpPart?: string }) => unknown;
+
+const fromPool = AjvCompiler();
+
+const buildValidator: ValidatorFactory = (externalSchemas, ajvOptions) => {
+  const options = (coerceTypes: 'array' | false): CompilerOptions => ({
+    ...(ajvOptions as object),
+    customOptions: { ...ajvOptions?.customOptions, ...SHARED_OPTIONS, coerceTypes },
+  });
+  const lenient = fromPool(externalSchemas, options('array')) as unknown as RouteValidatorCompiler;
+  const strict = fromPool(externalSchemas, options(false)) as unknown as RouteValidatorCompiler;
+  const byPart: RouteValidatorCompiler = (route) => (route.httpPart === 'body' ? strict : lenient)(route);
+  return byPart as unknown as ReturnType<ValidatorFactory>;
+};
+
+/** Fastify's `schemaController` option: body parts strict, every other part coerced. */
+export const requestValidation: FastifyServerOptions['schemaController'] = {
+  compilersFactory: { buildValidator },
+};
