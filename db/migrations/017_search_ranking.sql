@@ -243,6 +243,8 @@ exact_hits AS (
                         AND gleaner_page_has_tags(p.id, tag_filter)))
        LIMIT max_text_candidates
     ) m
+   -- No rare term (most queries): no scan at all.
+   WHERE EXISTS (SELECT 1 FROM rare_terms r WHERE r.config = tq.config)
    ORDER BY m.matched DESC, m.rank DESC, m.id
    LIMIT pool_size
 ),
