@@ -1,5 +1,7 @@
 /**
- * Hybrid search over the corpus: one call into the `gleaner_search` SQL function (migration 006),
+ * Hybrid search over the corpus: one call into the `gleaner_search` SQL function (migrations 006,
+ * 011, 017: vector kNN, full text with the page summary as a field, and the chunks holding the
+ * query's rare identifiers, fused by weighted reciprocal rank fusion, one hit per page by default),
  * so the CLI, the HTTP API and psql users all get the same ranking. This module adds what SQL
  * should not own: parameter validation, embedding the query, and refusing vectors from a
  * different model than the one the corpus was embedded with.
