@@ -226,9 +226,9 @@ export function createMcpServer(deps: McpDeps): McpServer {
       return {
         content: [{ type: 'text', text: formatCrawlStatus(crawlId, stored, live) }],
         structuredContent: {
-          crawlId,
           // Not yet in the store (its first write is on the way): what Temporal says.
           ...(stored ?? { status: live?.workflowStatus?.toLowerCase() ?? 'unknown' }),
+          crawlId,
           progress: live?.progress ?? null,
           ...(live?.note ? { note: live.note } : {}),
         },
