@@ -41,12 +41,12 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     await (await model)?.close();
     throw error;
   });
-  const db = new ReopeningStore(
-    opened,
-    () => openStore(),
-    (error) =>
+  const db = new ReopeningStore(opened, () => openStore(), {
+    idleReleaseMs: idleReleaseMs(),
+    onReopen: (error) =>
       logger.warn({ err: error }, 'lost the store (the gleaner process serving it ended?); opening it again'),
-  );
+    onRelease: () => logger.info('idle: let go of the embedded store so other gleaner commands can open it'),
+  });
   const embedder = (): Promise<TextEmbedder | undefined> => queryEmbedder(db, model);
   const temporal = lazyTemporal();
   const server = createMcpServer({
@@ -122,4 +122,14 @@ function lazyTemporal(): { client: () => Promise<Client>; close(): Promise<void>
 function runningGleanerTemporal(): string | undefined {
   if (process.env.DATABASE_URL) return undefined;
   return readLock(`${path.join(gleanerHome(), 'pgdata')}.lock`)?.temporalAddress;
+}
+
+/** GLEANER_MCP_IDLE_RELEASE_MS: how long an idle server keeps the embedded store it opened itself. */
+function idleReleaseMs(): number | undefined {
+  const raw = process.env.GLEANER_MCP_IDLE_RELEASE_MS;
+  if (raw === undefined || raw === '') return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 0)
+    throw new UsageError(`GLEANER_MCP_IDLE_RELEASE_MS must be a whole number of milliseconds, not ${raw}`);
+  return ms;
 }

@@ -37,11 +37,14 @@ function mcpEnv(): Record<string, string> {
   return { ...env, GLEANER_HOME: home, GLEANER_LOG_LEVEL: 'info' };
 }
 
-async function connect(args: string[] = []): Promise<{ client: Client; stderr: () => string }> {
+async function connect(
+  args: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [GLEANER_BIN, 'mcp', ...args],
-    env: mcpEnv(),
+    env: { ...mcpEnv(), ...extraEnv },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -126,6 +129,29 @@ describe('gleaner mcp beside a running gleaner process', () => {
     } finally {
       await client.close();
       if (holderOpen) await holder.close();
+    }
+  });
+});
+
+describe('gleaner mcp left idle', () => {
+  it('lets go of the embedded store it opened, so another gleaner process can open it, and reads on', async () => {
+    const { client, stderr } = await connect([], { GLEANER_MCP_IDLE_RELEASE_MS: '300' });
+    let holder: PgliteDatabase | undefined;
+    try {
+      const first = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(first.isError, textOf(first)).toBeFalsy();
+      await vi.waitFor(() => expect(stderr()).toContain('let go of the embedded store'), {
+        timeout: 15_000,
+        interval: 100,
+      });
+      // PGlite admits one opener: this open succeeds only because the MCP server closed its own.
+      holder = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata') });
+      const again = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(again.isError, textOf(again)).toBeFalsy();
+      expect(textOf(again)).toContain(`URL: ${BAYES_URL}`);
+    } finally {
+      await client.close();
+      await holder?.close();
     }
   });
 });
