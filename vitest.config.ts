@@ -36,6 +36,7 @@ const TIMED = [
  */
 const UNIT = [
   'test/domain/**/*.test.ts',
+  'test/testbed/**/*.test.ts',
   'test/extract/**/*.test.ts',
   'test/embed/**/*.test.ts',
   'test/export/**/*.test.ts',

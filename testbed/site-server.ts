@@ -80,7 +80,15 @@ export async function serveSite(
     }) as typeof res.end;
     res.on('finish', () => end());
     res.on('close', () => end());
-    const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    // The request target is a path, even one starting `//` (as a base-relative URL that would be
+    // a host), and a malformed escape is the client's error, not a crash of the test server.
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(new URL(`http://x${req.url ?? '/'}`).pathname);
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request path');
+      return;
+    }
     const handler = routes.get(pathname);
     if (handler) {
       handler(req, res);
