@@ -10,6 +10,7 @@ import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temp
 
 const SECRETS = {
   GLEANER_LLM_API_KEY: 'sk-llm-secret-3c9f',
+  GLEANER_WEBHOOK_SECRET: 'whsec-7e21',
   DATABASE_URL: 'postgres://gleaner:db-secret-77a1@127.0.0.1:5432/gleaner',
   GLEANER_API_TOKEN: 'api-secret-b21e',
   AWS_SECRET_ACCESS_KEY: 'aws-secret-0d4c',
