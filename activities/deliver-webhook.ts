@@ -51,11 +51,17 @@ export interface DeliverWebhookResult {
 export interface PlanChangeBatchesInput {
   crawlId: string;
   batchSize: number;
+  /** Plan from the event after this seq. @default '0' */
+  afterSeq?: string;
+  /** At most this many batches, so one workflow run's history stays bounded. @default unbounded */
+  maxBatches?: number;
 }
 
 export interface PlanChangeBatchesResult {
   /** The crawl's change events cut into batches in log order; cursors are decimal strings. */
   batches: Array<{ afterSeq: string; throughSeq: string; count: number }>;
+  /** Events remain after the last batch (plan again from its throughSeq). */
+  more?: boolean;
 }
 
 export interface WebhookActivities {
@@ -74,11 +80,13 @@ export interface WebhookDeps {
 export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
   const secretOf = deps.secret ?? (() => process.env[WEBHOOK_SECRET_ENV]);
 
-  /** A batch's events, as `GET /changes` serves them, and the cursor a feed follower continues from. */
+  /** A batch's events, as `GET /changes?crawl=` serves them, and the cursor that crawl's feed continues from. */
   async function changesData(crawlId: string, changes: NonNullable<DeliverWebhookInput['changes']>) {
     const page = await readChanges(deps.db, { since: changes.afterSeq, limit: changes.count, crawlId });
     const events = page.events.filter((event) => BigInt(event.cursor) <= BigInt(changes.throughSeq));
-    return { batch: changes.batch, changes: events, nextCursor: changes.throughSeq };
+    // Not `nextCursor`: this batch holds one crawl's events, so its last seq is a cursor only for
+    // `GET /changes?crawl=`; a follower of the whole feed that adopted it would skip other crawls'.
+    return { batch: changes.batch, changes: events, crawlCursor: changes.throughSeq };
   }
 
   return {
@@ -123,6 +131,7 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
       const client = createPinnedClient(target, DELIVERY_ATTEMPT_TIMEOUT_MS);
       let status: number;
       let retryAfter: string | undefined;
+      let location: string | undefined;
       try {
         const answer = await client.request({
           method: 'POST',
@@ -142,6 +151,8 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
         status = answer.statusCode;
         const header = answer.headers['retry-after'];
         retryAfter = Array.isArray(header) ? header[0] : header;
+        const where = answer.headers.location;
+        location = Array.isArray(where) ? where[0] : where;
         await answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => {});
       } catch (error) {
         throw retryable(`webhook POST failed: ${(error as Error).message}`, fields);
@@ -153,7 +164,10 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
         log.info('webhook delivered', { ...fields, status });
         return { status, attempt };
       }
-      const message = `webhook receiver answered ${status}`;
+      const message =
+        status >= 300 && status < 400
+          ? `webhook receiver answered ${status} (redirects are not followed${location ? `; it points to ${location.slice(0, 300)}` : ''}): put the final URL in notify`
+          : `webhook receiver answered ${status}`;
       if (!isRetryableStatus(status)) {
         log.warn('webhook refused by its receiver; not retried', { ...fields, status });
         throw ApplicationFailure.nonRetryable(message, 'WebhookRejected');
@@ -167,25 +181,36 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
       });
     },
 
-    async planChangeBatches({ crawlId, batchSize }) {
+    async planChangeBatches({ crawlId, batchSize, afterSeq = '0', maxBatches }) {
       if (!Number.isInteger(batchSize) || batchSize < 1)
         throw ApplicationFailure.nonRetryable('batchSize must be a positive integer', 'InvalidInput');
-      // Batch b holds the crawl's events numbered b*size+1 .. (b+1)*size in log order; the log is
-      // append-only and the crawl has finished writing, so a retry plans the same batches.
+      if (!/^\d{1,19}$/.test(afterSeq))
+        throw ApplicationFailure.nonRetryable('afterSeq must be a decimal seq', 'InvalidInput');
+      if (maxBatches !== undefined && (!Number.isInteger(maxBatches) || maxBatches < 1))
+        throw ApplicationFailure.nonRetryable('maxBatches must be a positive integer', 'InvalidInput');
+      // Batch b holds the events numbered b*size+1 .. (b+1)*size after `afterSeq`, in log order; the
+      // log is append-only and the crawl has finished writing, so a retry plans the same batches.
+      const limit = maxBatches === undefined ? null : batchSize * maxBatches;
       const { rows } = await deps.db.query<{ first: string; last: string; count: number }>(
         `SELECT min(seq)::text AS first, max(seq)::text AS last, count(*)::int AS count
            FROM (SELECT seq, (row_number() OVER (ORDER BY seq) - 1) / $2 AS b
-                   FROM change_events WHERE crawl_id = $1) numbered
+                   FROM (SELECT seq FROM change_events WHERE crawl_id = $1 AND seq > $3::bigint
+                          ORDER BY seq LIMIT $4) limited) numbered
           GROUP BY b ORDER BY b`,
-        [crawlId, batchSize],
+        [crawlId, batchSize, afterSeq, limit],
       );
-      return {
-        batches: rows.map((row) => ({
-          afterSeq: (BigInt(row.first) - 1n).toString(),
-          throughSeq: row.last,
-          count: row.count,
-        })),
-      };
+      const batches = rows.map((row) => ({
+        afterSeq: (BigInt(row.first) - 1n).toString(),
+        throughSeq: row.last,
+        count: row.count,
+      }));
+      const last = batches.at(-1);
+      if (limit === null || !last) return { batches };
+      const rest = await deps.db.query(
+        'SELECT 1 FROM change_events WHERE crawl_id = $1 AND seq > $2::bigint LIMIT 1',
+        [crawlId, last.throughSeq],
+      );
+      return { batches, more: rest.rows.length > 0 };
     },
   };
 }

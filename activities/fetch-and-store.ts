@@ -305,13 +305,16 @@ export async function store(
     // A redirect target is claimed too, so a link to it later does not fetch it again.
     if (finalUrl !== input.url)
       candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
+    const claimed = await claim(tx, input, candidates, finalUrl);
+    // Last: recording the visit may append to the change feed, whose lock is held to commit
+    // (db/change-events.ts), so the link claims above do not run under it.
     const visit = await trackStoredVisit(
       tx,
       input.crawlId,
       { id, contentHash, noindex: directives.noindex, ...(canonicalUrl ? { canonicalUrl } : {}) },
       previous,
     );
-    return { pageId: id, ...(await claim(tx, input, candidates, finalUrl)), visit };
+    return { pageId: id, ...claimed, visit };
   });
 
   return {

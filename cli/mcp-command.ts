@@ -20,6 +20,7 @@ import { logger } from '../infra/logger';
 import { mcpContext } from '../mcp/context';
 import { ReopeningStore } from '../mcp/reopening-store';
 import { createMcpServer } from '../mcp/server';
+import { assembleContext } from '../search/context';
 import { searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { UsageError } from './errors';
@@ -33,6 +34,8 @@ export interface McpCommandOptions {
 export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
   if (options.allowHost?.length && !options.allowCrawl)
     throw new UsageError('--allow-host applies to crawls started through MCP: add --allow-crawl');
+  // Checked before anything is opened, so a bad value leaves no store or model thread behind.
+  const idleReleaseMs = idleReleaseMsFromEnv();
   const model = loadEmbedderInThread().catch((error: unknown) => {
     logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
     return undefined;
@@ -42,7 +45,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     throw error;
   });
   const db = new ReopeningStore(opened, () => openStore(), {
-    idleReleaseMs: idleReleaseMs(),
+    idleReleaseMs,
     onReopen: (error) =>
       logger.warn({ err: error }, 'lost the store (the gleaner process serving it ended?); opening it again'),
     onRelease: () => logger.info('idle: let go of the embedded store so other gleaner commands can open it'),
@@ -53,7 +56,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     db,
     search: async (params) =>
       searchCorpus(db, params.mode === 'fulltext' ? undefined : await embedder(), params),
-    context: mcpContext(db, embedder),
+    context: mcpContext(async (params) => assembleContext(db, await embedder(), params)),
     temporal: temporal.client,
     allowCrawl: options.allowCrawl ?? false,
     crawlAllowHosts: options.allowHost ?? [],
@@ -125,7 +128,7 @@ function runningGleanerTemporal(): string | undefined {
 }
 
 /** GLEANER_MCP_IDLE_RELEASE_MS: how long an idle server keeps the embedded store it opened itself. */
-function idleReleaseMs(): number | undefined {
+function idleReleaseMsFromEnv(): number | undefined {
   const raw = process.env.GLEANER_MCP_IDLE_RELEASE_MS;
   if (raw === undefined || raw === '') return undefined;
   const ms = Number(raw);

@@ -100,14 +100,16 @@ export function withinTolerance(
 }
 
 /**
- * Whether an answer with this status is worth retrying: 408 and 429 (the receiver asks for later),
- * 5xx, and anything else that is not 2xx or 4xx (redirects are not followed: a receiver behind one is
- * asked again, in case it moves back). Other 4xx say the request itself is wrong: retrying cannot help.
+ * Whether Temporal should try a delivery again after this answer: 408, 429 and 5xx say "later".
+ * Redirects are not followed (the SSRF guard would have to vet the new address, and a signed body
+ * must not wander), and a receiver that answers one will answer it on every try: final, with the
+ * Location in the reason so the operator can fix `notify`. Other 4xx say the request itself is
+ * wrong: retrying cannot help.
  */
 export function isRetryableStatus(status: number): boolean {
   if (status >= 200 && status < 300) return false;
   if (status === 408 || status === 429) return true;
-  return status < 400 || status >= 500;
+  return status >= 500;
 }
 
 /**

@@ -2,14 +2,15 @@
  * `get_context` on `assembleContext` (search/context.ts), the same passages `gleaner context` and
  * `GET /context` give: numbered, de-duplicated, neighbours merged, within the token budget.
  */
-import type { Database } from '../db/database';
-import { assembleContext } from '../search/context';
-import type { TextEmbedder } from '../search/text-embedder';
+import type { ContextParams, ContextResult } from '../search/context';
 import type { McpContext } from './deps';
 
-export function mcpContext(db: Database, embedder: () => Promise<TextEmbedder | undefined>): McpContext {
+/** What assembles the passages: `assembleContext` bound to a store and the process's one embedder. */
+export type AssembleContext = (params: ContextParams) => Promise<ContextResult>;
+
+export function mcpContext(assemble: AssembleContext): McpContext {
   return async ({ question, budgetTokens }) => {
-    const result = await assembleContext(db, await embedder(), {
+    const result = await assemble({
       question,
       ...(budgetTokens !== undefined ? { budgetTokens } : {}),
     });

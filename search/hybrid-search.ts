@@ -1,6 +1,6 @@
 /**
  * Hybrid search over the corpus: one call into the `gleaner_search` SQL function (migrations 006,
- * 011, 017: vector kNN, full text with the page summary as a field, and the chunks holding the
+ * 011, 016: vector kNN, full text with the page summary as a field, and the chunks holding the
  * query's rare identifiers, fused by weighted reciprocal rank fusion, one hit per page by default),
  * so the CLI, the HTTP API and psql users all get the same ranking. This module adds what SQL
  * should not own: parameter validation, embedding the query, and refusing vectors from a
@@ -14,7 +14,7 @@ import type { TextEmbedder } from './text-embedder';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
-/** `exact`: the chunks holding the query's rare terms (migration 017). */
+/** `exact`: the chunks holding the query's rare terms (migration 016). */
 export type Retriever = 'vector' | 'fulltext' | 'exact';
 
 /** The dimension of `chunks.embedding` (migration 005). */
@@ -34,7 +34,7 @@ export interface SearchParams {
   crawlId?: string;
   /** A URL path prefix (`/docs/`) or a whole URL prefix (`https://host/docs/`). */
   pathPrefix?: string;
-  /** At most this many hits from one page, 1..100. @default 1 (migration 017: the top k shows k pages) */
+  /** At most this many hits from one page, 1..100. @default 1 (migration 016: the top k shows k pages) */
   perPage?: number;
   /** Which retrievers run. @default 'hybrid' */
   mode?: SearchMode;

@@ -15,6 +15,7 @@ import {
   ApplicationFailure,
   type ChildWorkflowHandle,
   condition,
+  continueAsNew,
   log,
   ParentClosePolicy,
   patched,
@@ -68,6 +69,23 @@ export interface WebhooksInput {
   createdAt: string;
   /** crawl.started: the spec's outline; crawl.completed: the summary. */
   data: Record<string, unknown>;
+  /** Events per pages.changed batch. @default CHANGES_PER_BATCH */
+  batchSize?: number;
+  /** pages.changed batches one run delivers before it continues as new. @default MAX_BATCHES_PER_RUN */
+  batchesPerRun?: number;
+  /** Set by continue-as-new: where pages.changed resumes, and what earlier runs delivered. */
+  resume?: WebhooksResume;
+}
+
+export interface WebhooksResume {
+  /** The seq the next batch starts after. */
+  afterSeq: string;
+  /** The number of the next pages.changed batch. */
+  batch: number;
+  delivered: number;
+  failed: WebhooksResult['failed'];
+  /** Failures beyond the ones kept in `failed`. */
+  failedUncounted: number;
 }
 
 export interface WebhooksResult {
@@ -76,6 +94,14 @@ export interface WebhooksResult {
   /** Deliveries that failed for good (refused by the SSRF guard or the receiver), with why. */
   failed: Array<{ url: string; deliveryId: string; error: string }>;
 }
+
+/**
+ * pages.changed batches one run delivers before it continues as new: 200 batches of 100 events to
+ * each of at most 10 receivers is ~6,000 history events, well below the 10,000 the crawl keeps to.
+ */
+const MAX_BATCHES_PER_RUN = 200;
+/** Failures named in the result (and carried across runs); the rest are counted. */
+const MAX_FAILURES_KEPT = 50;
 
 /** One delivery: its id and what the activity needs besides the receiver. */
 type Delivery = Omit<DeliverWebhookInput, 'url' | 'allowHosts'>;
@@ -89,20 +115,34 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
     createdAt: input.createdAt,
     data,
   });
+  let more = false;
+  let nextBatch = input.resume?.batch ?? 1;
+  let resumeAfter = input.resume?.afterSeq ?? '0';
   if (input.moment === 'started') deliveries.push({ event: event('crawl.started', 0, input.data) });
   else {
-    const { batches } = await planChangeBatches({ crawlId: input.crawlId, batchSize: CHANGES_PER_BATCH });
-    for (const [index, range] of batches.entries()) {
-      const batch = index + 1;
+    const plan = await planChangeBatches({
+      crawlId: input.crawlId,
+      batchSize: input.batchSize ?? CHANGES_PER_BATCH,
+      afterSeq: resumeAfter,
+      maxBatches: input.batchesPerRun ?? MAX_BATCHES_PER_RUN,
+    });
+    for (const range of plan.batches) {
+      const batch = nextBatch++;
       deliveries.push({
         event: event('pages.changed', batch, {}),
         changes: { batch, afterSeq: range.afterSeq, throughSeq: range.throughSeq, count: range.count },
       });
+      resumeAfter = range.throughSeq;
     }
-    deliveries.push({ event: event('crawl.completed', 0, input.data) });
+    more = plan.more === true;
+    if (!more) deliveries.push({ event: event('crawl.completed', 0, input.data) });
   }
 
-  const result: WebhooksResult = { delivered: 0, failed: [] };
+  const result: WebhooksResult = {
+    delivered: input.resume?.delivered ?? 0,
+    failed: [...(input.resume?.failed ?? [])],
+  };
+  let failedUncounted = input.resume?.failedUncounted ?? 0;
   await Promise.all(
     input.notify.map(async (url) => {
       for (const delivery of deliveries) {
@@ -112,15 +152,32 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
         } catch (error) {
           const reason = failureReason(error);
           log.warn('webhook not delivered', { url, deliveryId: delivery.event.id, error: reason });
-          result.failed.push({ url, deliveryId: delivery.event.id, error: reason });
+          if (result.failed.length < MAX_FAILURES_KEPT)
+            result.failed.push({ url, deliveryId: delivery.event.id, error: reason });
+          else failedUncounted++;
         }
       }
     }),
   );
+  if (more) {
+    // A crawl of millions of pages has tens of thousands of batches: each run delivers a bounded
+    // share, so its history stays far below Temporal's limits, and the next run goes on from there.
+    await continueAsNew<typeof webhooksWorkflow>({
+      ...input,
+      resume: {
+        afterSeq: resumeAfter,
+        batch: nextBatch,
+        delivered: result.delivered,
+        failed: result.failed,
+        failedUncounted,
+      },
+    });
+  }
   if (result.failed.length > 0) {
+    const total = result.failed.length + failedUncounted;
     // Failed, so Temporal Web and `temporal workflow list` show which receiver refused and why.
     throw ApplicationFailure.nonRetryable(
-      `${result.failed.length} webhook deliveries failed: ${result.failed.map((f) => `${f.url} (${f.deliveryId}): ${f.error}`).join('; ')}`,
+      `${total} webhook deliveries failed: ${result.failed.map((f) => `${f.url} (${f.deliveryId}): ${f.error}`).join('; ')}${failedUncounted > 0 ? `; and ${failedUncounted} more` : ''}`,
       'WebhookDeliveryFailed',
       result,
     );

@@ -10,10 +10,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
-import { logger } from '../../infra/logger';
 import { mcpContext } from '../../mcp/context';
 import { createMcpServer } from '../../mcp/server';
-import type { TextEmbedder } from '../../search/text-embedder';
 import { ApiError } from '../errors';
 import type { SearchFunction } from '../search-service';
 import { route } from './route-options';
@@ -32,18 +30,6 @@ export function allowCrawlFromEnv(env: NodeJS.ProcessEnv = process.env): boolean
 
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   const allowCrawl = deps.allowCrawl ?? allowCrawlFromEnv();
-  // get_context needs the query embedder itself; loaded on its first call (the model takes seconds).
-  let embedder: Promise<TextEmbedder | undefined> | undefined;
-  const contextEmbedder = () => {
-    embedder ??= import('../../embed/embedder')
-      .then((m) => m.loadDefaultEmbedder())
-      .catch((error: unknown) => {
-        logger.warn({ err: error }, 'query embedder unavailable for get_context; passages by words only');
-        embedder = undefined;
-        return undefined;
-      });
-    return embedder;
-  };
   const search = deps.search;
 
   app.post(
@@ -62,7 +48,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           if (!search) throw new Error('search is not configured on this API');
           return search(params);
         },
-        context: mcpContext(deps.db, contextEmbedder),
+        // The search service's own context assembly: one query embedder per API process.
+        ...(search?.context ? { context: mcpContext(search.context) } : {}),
         temporal: deps.temporal,
         allowCrawl,
       });

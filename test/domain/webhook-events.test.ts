@@ -95,10 +95,9 @@ describe('delivery ids and bodies', () => {
 });
 
 describe('which answers are retried', () => {
-  it('retries 408, 429, 5xx and redirects; not other 4xx; 2xx is done', () => {
-    for (const status of [408, 429, 500, 502, 503, 301, 302])
-      expect(isRetryableStatus(status), `${status}`).toBe(true);
-    for (const status of [400, 401, 403, 404, 410, 422, 200, 204])
+  it('retries 408, 429 and 5xx; not redirects (never followed) or other 4xx; 2xx is done', () => {
+    for (const status of [408, 429, 500, 502, 503]) expect(isRetryableStatus(status), `${status}`).toBe(true);
+    for (const status of [301, 302, 307, 308, 400, 401, 403, 404, 410, 422, 200, 204])
       expect(isRetryableStatus(status), `${status}`).toBe(false);
   });
 });

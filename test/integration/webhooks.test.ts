@@ -282,6 +282,63 @@ describe('pages.changed batches', () => {
     );
     expect(covered).toEqual(log.events.map((_, i) => Math.floor(i / 2)));
     expect(await planChangeBatches({ crawlId: 'no-such-crawl', batchSize: 2 })).toEqual({ batches: [] });
+
+    // Planned a batch at a time from each batch's end: the same batches, and `more` until the last.
+    const paged: typeof batches = [];
+    let afterSeq = '0';
+    for (;;) {
+      const plan = await planChangeBatches({ crawlId: 'hooks-1', batchSize: 2, afterSeq, maxBatches: 1 });
+      paged.push(...plan.batches);
+      const last = plan.batches.at(-1);
+      if (!plan.more || !last) break;
+      afterSeq = last.throughSeq;
+    }
+    expect(paged).toEqual(batches);
+  });
+});
+
+describe('a crawl with more batches than one run delivers', () => {
+  it('continues as new from where it stopped: every batch once, in order, then crawl.completed', async () => {
+    const paged = await startReceiver('127.0.0.1');
+    try {
+      const log = await readChanges(stack.db, { since: '0', limit: 10_000, crawlId: 'hooks-1' });
+      expect(log.events.length).toBeGreaterThanOrEqual(4);
+      const handle = await stack.client.workflow.start(WORKFLOW_TYPES.webhooks, {
+        taskQueue: TASK_QUEUES.crawl,
+        workflowId: 'hooks-1-paged',
+        args: [
+          {
+            crawlId: 'hooks-1',
+            notify: [paged.url],
+            allowHosts: ['127.0.0.1'],
+            moment: 'completed',
+            createdAt: new Date().toISOString(),
+            data: { note: 'paged' },
+            batchSize: 2,
+            batchesPerRun: 1,
+          },
+        ],
+      });
+      const result = await handle.result();
+      const batches = Math.ceil(log.events.length / 2);
+      expect(result).toEqual({ delivered: batches + 1, failed: [] });
+      // One run per batch: the first runs continued as new, the last sent crawl.completed.
+      const described = await handle.describe();
+      expect(described.runId).not.toBe(handle.firstExecutionRunId);
+
+      const order = paged.requests.filter((r) => r.status === 200).map((r) => r.deliveryId);
+      expect(order).toEqual([
+        ...Array.from({ length: batches }, (_, i) => `hooks-1/pages.changed/${i + 1}`),
+        'hooks-1/crawl.completed/0',
+      ]);
+      const delivered = [...paged.accepted.values()]
+        .flat()
+        .filter((event) => event.type === 'pages.changed')
+        .flatMap((event) => (event.data as { changes: Array<{ cursor: string }> }).changes);
+      expect(delivered).toEqual(JSON.parse(JSON.stringify(log.events)));
+    } finally {
+      await paged.close();
+    }
   });
 });
 

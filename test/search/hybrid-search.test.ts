@@ -135,7 +135,7 @@ describe.each([
 
   it('caps the hits from one page at perPage', async () => {
     const blog = 'http://blog.other.org/posts/gradient.html';
-    // One per page by default (migration 017): the top k shows k pages.
+    // One per page by default (migration 016): the top k shows k pages.
     const single = await hybridSearch(store.db, embedder, { query: 'gradient', k: 10 });
     expect(single.filter((hit) => hit.url === blog)).toHaveLength(1);
     expect(new Set(single.map((hit) => hit.pageId)).size).toBe(single.length);

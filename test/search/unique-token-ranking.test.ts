@@ -3,7 +3,7 @@
  * timeouts and errors, and a recrawl adds one unique token (an error code) to the changelog.
  * Searching for the common words plus the code must put the changelog first. Pages go through the
  * real indexing path (extractor, chunker, the embed activity with the real model) into PGlite and
- * native Postgres. On the ranking before migration 017 (plain reciprocal rank fusion over ts_rank,
+ * native Postgres. On the ranking before migration 016 (plain reciprocal rank fusion over ts_rank,
  * which has no inverse document frequency) the changelog was not in the top five: vector rank 33 and
  * text rank 37, outscored by guide chunks both retrievers ranked in their first ten.
  */

@@ -277,4 +277,4 @@ SELECT c.id, c.page_id, p.url, p.title, c.heading_path, c.content,
 $$;
 
 COMMENT ON FUNCTION gleaner_search(text, vector, integer, text, text, text, integer, integer, text, integer, integer, text[], double precision, double precision, double precision, integer, double precision) IS
-  'Hybrid search over chunks: vector kNN, full text (chunk words + the page summary as a field of weight C) and the chunks holding the query''s rare terms, fused by weighted reciprocal rank fusion, at most per_page hits per page. See db/migrations/006, 010, 011 and 017_search_ranking.sql.';
+  'Hybrid search over chunks: vector kNN, full text (chunk words + the page summary as a field of weight C) and the chunks holding the query''s rare terms, fused by weighted reciprocal rank fusion, at most per_page hits per page. See db/migrations/006, 010, 011 and 016_search_ranking.sql.';
