@@ -87,18 +87,25 @@ export interface CrawlSource {
 
 export interface Sources {
   origins: OriginSource[];
+  /** Origins with live pages in all (the list holds the `ORIGINS_LISTED` largest). */
+  originsTotal: number;
   crawls: CrawlSource[];
   /** Crawls recorded in all (the list holds the newest `CRAWLS_LISTED`). */
   crawlsTotal: number;
 }
 
 export const CRAWLS_LISTED = 50;
+/** A broad crawl has thousands of origins; an agent's context wants the largest, and the count. */
+export const ORIGINS_LISTED = 200;
 
 export async function listSources(db: Database): Promise<Sources> {
   const origins = await db.query<{ origin: string; pages: number; last: Date | string | null }>(
     `SELECT origin, count(*)::int AS pages, max(fetched_at) AS last
        FROM pages WHERE removed_at IS NULL
-      GROUP BY origin ORDER BY count(*) DESC, origin`,
+      GROUP BY origin ORDER BY count(*) DESC, origin LIMIT ${ORIGINS_LISTED}`,
+  );
+  const originsTotal = await db.query<{ n: number }>(
+    'SELECT count(DISTINCT origin)::int AS n FROM pages WHERE removed_at IS NULL',
   );
   const crawls = await db.query<{
     id: string;
@@ -119,6 +126,7 @@ export async function listSources(db: Database): Promise<Sources> {
       pages: Number(row.pages),
       lastFetchedAt: iso(row.last),
     })),
+    originsTotal: Number(originsTotal.rows[0]?.n ?? 0),
     crawls: crawls.rows.map((row) => ({
       crawlId: row.id,
       status: row.status,

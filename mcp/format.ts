@@ -89,7 +89,11 @@ export function formatPage(
 export function formatSources(sources: Sources): string {
   if (sources.origins.length === 0 && sources.crawls.length === 0)
     return 'The corpus is empty: nothing has been crawled yet.';
-  const lines = [`Origins (${sources.origins.length}):`];
+  const lines = [
+    sources.originsTotal > sources.origins.length
+      ? `Origins (${sources.origins.length} largest of ${sources.originsTotal}):`
+      : `Origins (${sources.origins.length}):`,
+  ];
   for (const o of sources.origins)
     lines.push(
       `- ${o.origin}: ${o.pages} page${o.pages === 1 ? '' : 's'}, last fetched ${o.lastFetchedAt ?? 'never'}`,

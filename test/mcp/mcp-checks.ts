@@ -157,6 +157,7 @@ export function defineToolChecks(client: () => Client): void {
     expect(textOf(sources)).toContain(`${CRAWL_ID}: completed`);
     expect(sources.structuredContent).toMatchObject({
       origins: [{ origin: ORIGIN, pages: 3 }],
+      originsTotal: 1,
       crawls: [{ crawlId: CRAWL_ID, status: 'completed', seeds: [`${ORIGIN}/`] }],
     });
     const status = await call(client(), 'crawl_status', { crawlId: CRAWL_ID });
