@@ -4,7 +4,7 @@
  * reads through that process's socket.
  */
 import { openStore } from '../infra/embedded-store';
-import { formatFailures, readCrawlReport } from './crawl-report';
+import { formatFailures, readCrawlReport } from '../report/crawl-report';
 import { UsageError } from './errors';
 
 export async function runStatusCommand(crawlId: string, options: { json?: boolean }): Promise<void> {

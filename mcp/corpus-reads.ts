@@ -4,6 +4,7 @@
  * Postgres, on PGlite and through a running gleaner's socket.
  */
 import type { Database } from '../db/database';
+import { readCrawlReport, type StoredCrawlReport } from '../report/crawl-report';
 
 export interface StoredPage {
   url: string;
@@ -139,55 +140,15 @@ export async function listSources(db: Database): Promise<Sources> {
   };
 }
 
-export interface StoredCrawlStatus {
-  crawlId: string;
-  status: string;
-  seeds: string[];
-  startedAt: string;
-  finishedAt: string | null;
-  pagesFetched: number;
-  pagesIndexed: number;
-  urlsDiscovered: number;
-  /** The crawl's final summary (the `gleaner crawl --json` figures), once it has finished. */
-  summary: Record<string, unknown> | null;
-}
+/** A crawl as the store records it: the figures `gleaner status` shows (report/crawl-report.ts). */
+export type StoredCrawlStatus = StoredCrawlReport;
 
 /**
  * A crawl as the store records it (the same figures as `gleaner status`): its row, and while it
  * runs, counts from its fetch log and URL ledger; a finished crawl's summary has the exact ones.
  */
-export async function readCrawlStatus(db: Database, crawlId: string): Promise<StoredCrawlStatus | undefined> {
-  const crawl = await db.query<{
-    status: string;
-    spec: { seeds?: string[] } | null;
-    started_at: Date | string;
-    finished_at: Date | string | null;
-    summary: Record<string, unknown> | null;
-  }>('SELECT status, spec, started_at, finished_at, summary FROM crawls WHERE id = $1', [crawlId]);
-  const row = crawl.rows[0];
-  if (!row) return undefined;
-  const counts = await db.query<{ fetched: number; indexed: number; discovered: number }>(
-    `SELECT (SELECT count(DISTINCT url) FROM fetches WHERE crawl_id = $1 AND outcome = 'ok')::int AS fetched,
-            (SELECT count(*) FROM pages WHERE crawl_id = $1 AND indexed_at IS NOT NULL)::int AS indexed,
-            (SELECT count(*) FROM crawl_urls WHERE crawl_id = $1)::int AS discovered`,
-    [crawlId],
-  );
-  const c = counts.rows[0];
-  const fromSummary = (key: string): number | undefined => {
-    const value = row.summary?.[key];
-    return typeof value === 'number' ? value : undefined;
-  };
-  return {
-    crawlId,
-    status: row.status,
-    seeds: row.spec?.seeds ?? [],
-    startedAt: new Date(row.started_at).toISOString(),
-    finishedAt: iso(row.finished_at),
-    pagesFetched: fromSummary('pagesFetched') ?? Number(c?.fetched ?? 0),
-    pagesIndexed: fromSummary('pagesIndexed') ?? Number(c?.indexed ?? 0),
-    urlsDiscovered: Number(c?.discovered ?? 0),
-    summary: row.summary,
-  };
+export function readCrawlStatus(db: Database, crawlId: string): Promise<StoredCrawlStatus | undefined> {
+  return readCrawlReport(db, crawlId);
 }
 
 /** A stored crawl's spec, for a recrawl of the same seeds and scope. */
