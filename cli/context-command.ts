@@ -4,12 +4,11 @@
  * (search/context.ts). Opens the database and the model as `gleaner search` does: never Temporal.
  */
 import { setFlagsFromString } from 'node:v8';
-import { loadEmbedderInThread } from '../embed/embedder-thread';
 import { openStore } from '../infra/embedded-store';
-import { logger } from '../infra/logger';
 import { assembleContext } from '../search/context';
 import { EmbeddingModelMismatchError, type SearchMode, SearchParamsError } from '../search/hybrid-search';
 import { UsageError } from './errors';
+import { loadQueryModel, queryEmbedder } from './query-model';
 
 export interface ContextCommandOptions {
   budget?: number;
@@ -25,20 +24,13 @@ export interface ContextCommandOptions {
 export async function runContextCommand(question: string, options: ContextCommandOptions): Promise<void> {
   // As `gleaner search`: a handful of queries, so PGlite's WebAssembly stays on the baseline compiler.
   setFlagsFromString('--liftoff-only');
-  const model =
-    options.mode === 'fulltext'
-      ? undefined
-      : loadEmbedderInThread().catch((error: unknown) => {
-          logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
-          return undefined;
-        });
+  const model = options.mode === 'fulltext' ? undefined : loadQueryModel();
   const db = await openStore({ requireCorpus: true }).catch(async (error: unknown) => {
     await (await model)?.close();
     throw error;
   });
   try {
-    const { rows } = await db.query('SELECT 1 FROM embedding_model');
-    const embedder = rows.length === 0 ? undefined : await model;
+    const embedder = model ? await queryEmbedder(db, model) : undefined;
     const result = await assembleContext(db, embedder, {
       question,
       ...(options.budget !== undefined ? { budgetTokens: options.budget } : {}),

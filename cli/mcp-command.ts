@@ -11,9 +11,7 @@
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Client, Connection } from '@temporalio/client';
-import type { Database } from '../db/database';
 import { readLock } from '../db/pglite-database';
-import { loadEmbedderInThread } from '../embed/embedder-thread';
 import { openStore } from '../infra/embedded-store';
 import { gleanerHome } from '../infra/gleaner-home';
 import { logger } from '../infra/logger';
@@ -24,6 +22,7 @@ import { assembleContext } from '../search/context';
 import { searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { UsageError } from './errors';
+import { loadQueryModel, queryEmbedder } from './query-model';
 
 export interface McpCommandOptions {
   allowCrawl?: boolean;
@@ -36,10 +35,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     throw new UsageError('--allow-host applies to crawls started through MCP: add --allow-crawl');
   // Checked before anything is opened, so a bad value leaves no store or model thread behind.
   const idleReleaseMs = idleReleaseMsFromEnv();
-  const model = loadEmbedderInThread().catch((error: unknown) => {
-    logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
-    return undefined;
-  });
+  const model = loadQueryModel();
   const opened = await openStore().catch(async (error: unknown) => {
     await (await model)?.close();
     throw error;
@@ -76,18 +72,6 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     await server.close().catch(() => {});
     await Promise.all([db.close(), model.then((m) => m?.close()), temporal.close()]);
   }
-}
-
-/**
- * The query embedder, when the corpus has vectors to compare with; undefined when it has none or
- * the model could not be loaded (search then answers by words and says so in its notes).
- */
-async function queryEmbedder(
-  db: Database,
-  model: Promise<TextEmbedder | undefined>,
-): Promise<TextEmbedder | undefined> {
-  const { rows } = await db.query('SELECT 1 FROM embedding_model LIMIT 1');
-  return rows.length === 0 ? undefined : await model;
 }
 
 /** A Temporal client made on first use; a failed connection is not kept, so a later call retries. */

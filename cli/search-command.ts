@@ -4,10 +4,7 @@
  * embedded store opened directly.
  */
 import { setFlagsFromString } from 'node:v8';
-import type { Database } from '../db/database';
-import { loadEmbedderInThread } from '../embed/embedder-thread';
 import { openStore } from '../infra/embedded-store';
-import { logger } from '../infra/logger';
 import {
   EmbeddingModelMismatchError,
   type SearchHit,
@@ -15,8 +12,8 @@ import {
   SearchParamsError,
   searchCorpus,
 } from '../search/hybrid-search';
-import type { TextEmbedder } from '../search/text-embedder';
 import { UsageError } from './errors';
+import { loadQueryModel, queryEmbedder } from './query-model';
 
 export interface SearchCommandOptions {
   k?: number;
@@ -43,14 +40,9 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
   const model =
     options.mode === 'fulltext'
       ? undefined
-      : loadEmbedderInThread()
-          .catch((error: unknown) => {
-            logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
-            return undefined;
-          })
-          .finally(() => {
-            modelSettled = true;
-          });
+      : loadQueryModel().finally(() => {
+          modelSettled = true;
+        });
   const db = await openStore({ requireCorpus: true }).catch(async (error: unknown) => {
     await (await model)?.close();
     throw error;
@@ -136,16 +128,4 @@ export function formatHits(hits: readonly SearchHit[]): string {
 function snippet(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`;
-}
-
-/**
- * The query embedder, when the corpus has vectors to compare with; undefined when it has none or
- * the model cannot be loaded (search then falls back to words and says so).
- */
-async function queryEmbedder(
-  db: Database,
-  model: Promise<TextEmbedder | undefined>,
-): Promise<TextEmbedder | undefined> {
-  const { rows } = await db.query('SELECT 1 FROM embedding_model');
-  return rows.length === 0 ? undefined : await model;
 }

@@ -1,0 +1,25 @@
+/**
+ * The query embedder of the reading commands (`search`, `context`, `mcp`): the model loads on a
+ * thread of its own while the store opens on the main one, so a cold command pays the longer of the
+ * two, not their sum. A model that cannot load is not an error: search answers by words and says so.
+ */
+import type { Database } from '../db/database';
+import { loadEmbedderInThread, type ThreadedEmbedder } from '../embed/embedder-thread';
+import { logger } from '../infra/logger';
+import type { TextEmbedder } from '../search/text-embedder';
+
+export function loadQueryModel(): Promise<ThreadedEmbedder | undefined> {
+  return loadEmbedderInThread().catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
+    return undefined;
+  });
+}
+
+/** The model, when the corpus has vectors to compare with; undefined when it has none. */
+export async function queryEmbedder(
+  db: Database,
+  model: Promise<TextEmbedder | undefined>,
+): Promise<TextEmbedder | undefined> {
+  const { rows } = await db.query('SELECT 1 FROM embedding_model LIMIT 1');
+  return rows.length === 0 ? undefined : await model;
+}
