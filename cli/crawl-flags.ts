@@ -27,6 +27,7 @@ export interface CrawlFlags {
   allowHost?: string[];
   notify?: string[];
   maxBodyBytes?: number;
+  contentTypes?: string[];
   render?: string;
   onlyDue?: boolean;
   llmUrl?: string;
@@ -53,6 +54,7 @@ const FLAG_OF: Record<string, string> = {
   allowHosts: '--allow-host',
   notify: '--notify',
   maxBodyBytes: '--max-body-bytes',
+  contentTypes: '--content-types',
   render: '--render',
   onlyDue: '--only-due',
   llmSummaries: '--llm-url',
@@ -78,6 +80,7 @@ export function crawlRequestFromFlags(urls: string[], flags: CrawlFlags): CrawlR
     ...defined('allowHosts', flags.allowHost),
     ...defined('notify', flags.notify),
     ...defined('maxBodyBytes', flags.maxBodyBytes),
+    ...defined('contentTypes', flags.contentTypes as CrawlRequest['contentTypes']),
     ...defined('render', flags.render as CrawlRequest['render']),
     ...(flags.onlyDue ? { onlyDue: true } : {}),
     // The LLM pass runs when this process's workers know an endpoint (the flag or the environment).

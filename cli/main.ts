@@ -81,6 +81,11 @@ program
     'cut response bodies at this size (default 10 MiB)',
     integerOption('--max-body-bytes', 1),
   )
+  .option(
+    '--content-types <list>',
+    'kinds of response to index, comma-separated: html,pdf,markdown,text,docx (default all)',
+    listOption,
+  )
   .addOption(
     new Option(
       '--render <mode>',

@@ -17,6 +17,10 @@ import { MAX_NOTIFY_URLS, notifyUrlProblem } from './webhook-events';
 export const CRAWL_ID_PATTERN = '^[A-Za-z0-9._-]+(-\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z)?$';
 const CRAWL_ID_REGEX = new RegExp(CRAWL_ID_PATTERN);
 
+/** What `contentTypes` may name: HTML and the document types extract/documents converts. */
+export const CONTENT_TYPES = ['html', 'pdf', 'markdown', 'text', 'docx'] as const;
+export type ContentTypeName = (typeof CONTENT_TYPES)[number];
+
 export const DEFAULT_USER_AGENT = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
 
 /**
@@ -78,6 +82,14 @@ function buildCrawlSpecSchema() {
         )
         .max(MAX_NOTIFY_URLS)
         .default([]),
+      /**
+       * Kinds of response indexed: HTML pages and documents (PDF, Markdown, plain text, DOCX; a `.md`
+       * URL served as text/plain is Markdown). Others are skipped as not pages. @default all of CONTENT_TYPES
+       */
+      contentTypes: z
+        .array(z.enum(CONTENT_TYPES, { message: `must be one of ${CONTENT_TYPES.join(', ')}` }))
+        .min(1, 'name at least one content type')
+        .default([...CONTENT_TYPES]),
       /** Response bodies are cut at this size. @default 10 MiB */
       maxBodyBytes: z
         .number()

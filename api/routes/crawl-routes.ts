@@ -7,7 +7,13 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
 import { buildCrawlSpec } from '../../domain/crawl-request';
-import { CRAWL_ID_PATTERN, type CrawlSpec, InvalidCrawlSpecError } from '../../domain/crawl-spec';
+import {
+  CONTENT_TYPES,
+  type ContentTypeName,
+  CRAWL_ID_PATTERN,
+  type CrawlSpec,
+  InvalidCrawlSpecError,
+} from '../../domain/crawl-spec';
 import { crawlWorkflowId } from '../../domain/temporal-names';
 import { CrawlIdTakenError, newCrawlId, startCrawl } from '../../infra/start-crawl';
 import { type ControlCommand, controlSignal, crawlProgressQuery } from '../../workflows/messages';
@@ -37,6 +43,7 @@ export interface StartCrawlBody {
   allowHosts?: string[];
   notify?: string[];
   maxBodyBytes?: number;
+  contentTypes?: ContentTypeName[];
   render?: 'auto' | 'never' | 'always';
   onlyDue?: boolean;
 }
@@ -72,6 +79,12 @@ export const CRAWL_SPEC_PROPERTIES = {
       'http(s) receivers of signed webhooks (crawl.started, pages.changed, crawl.completed; Gleaner-Signature: HMAC-SHA256 with GLEANER_WEBHOOK_SECRET, which the workers hold)',
   },
   maxBodyBytes: { type: 'integer', minimum: 1 },
+  contentTypes: {
+    type: 'array',
+    items: { type: 'string', enum: CONTENT_TYPES },
+    minItems: 1,
+    description: 'kinds of response indexed: html, pdf, markdown, text, docx (default all)',
+  },
   onlyDue: {
     type: 'boolean',
     description: 'recrawl only known pages due by their learned revisit interval (default false)',
