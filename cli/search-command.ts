@@ -23,6 +23,8 @@ export interface SearchCommandOptions {
   perPage?: number;
   mode?: SearchMode;
   tag?: string[];
+  includeFlagged?: boolean;
+  lang?: string;
   json?: boolean;
 }
 
@@ -77,6 +79,8 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
       ...(options.perPage !== undefined ? { perPage: options.perPage } : {}),
       ...(options.mode !== undefined ? { mode: options.mode } : {}),
       ...(options.tag !== undefined ? { tags: options.tag } : {}),
+      ...(options.includeFlagged ? { includeFlagged: true } : {}),
+      ...(options.lang !== undefined ? { langs: options.lang.split(',') } : {}),
     }).catch((error: unknown) => {
       if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
         throw new UsageError(error.message);

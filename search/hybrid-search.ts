@@ -10,6 +10,7 @@ import type { Database } from '../db/database';
 import { toVectorSql } from '../db/vector';
 import { MAX_TAGS, normalizeTag } from '../domain/tags';
 import { provisionedModelDir } from '../embed/model-dir';
+import { LanguageListError, parseLanguageList } from '../extract/language';
 import type { TextEmbedder } from './text-embedder';
 
 export const SEARCH_MODES = ['hybrid', 'vector', 'fulltext'] as const;
@@ -40,6 +41,10 @@ export interface SearchParams {
   mode?: SearchMode;
   /** Only pages carrying every one of these tags (`#gaussian-process` or `gaussian-process`). */
   tags?: string[];
+  /** Also pages the quality gate flagged (soft-404, near-empty, …; migration 019). @default false */
+  includeFlagged?: boolean;
+  /** Only pages in these languages (ISO 639-1, detected else declared), e.g. ['en', 'de']. */
+  langs?: string[];
 }
 
 export interface SearchHit {
@@ -133,7 +138,8 @@ export async function searchCorpus(
 
   const { rows } = await db.query<SearchRow>(
     `SELECT chunk_id, page_id, url, title, heading_path, content, score, vector_rank, text_rank, exact_rank
-       FROM gleaner_search($1, $2::vector, $3, $4, $5, $6, $7, $8, $9, 60, 2000, $10::text[])`,
+       FROM gleaner_search($1, $2::vector, $3, $4, $5, $6, $7, $8, $9, 60, 2000, $10::text[],
+                           include_flagged => $11, lang_filter => $12::text[])`,
     [
       valid.query,
       queryVector,
@@ -145,6 +151,8 @@ export async function searchCorpus(
       Math.max(MIN_POOL_SIZE, valid.k * 3),
       mode,
       valid.tags ?? null,
+      valid.includeFlagged,
+      valid.langs ?? null,
     ],
   );
   return { hits: rows.map(toHit), mode, notes };
@@ -207,6 +215,8 @@ interface ValidSearchParams {
   crawlId?: string;
   pathPrefix?: string;
   tags?: string[];
+  includeFlagged: boolean;
+  langs?: string[];
 }
 
 /** Checks every parameter and fills defaults; throws SearchParamsError naming the bad one. */
@@ -226,11 +236,21 @@ export function validateSearchParams(params: SearchParams): ValidSearchParams {
   if (!(SEARCH_MODES as readonly string[]).includes(mode)) {
     throw new SearchParamsError(`mode must be one of ${SEARCH_MODES.join(', ')}, got "${String(mode)}"`);
   }
-  const valid: ValidSearchParams = { query, k, perPage, mode };
+  if (params.includeFlagged !== undefined && typeof params.includeFlagged !== 'boolean') {
+    throw new SearchParamsError(`includeFlagged must be true or false, got ${String(params.includeFlagged)}`);
+  }
+  const valid: ValidSearchParams = {
+    query,
+    k,
+    perPage,
+    mode,
+    includeFlagged: params.includeFlagged === true,
+  };
   if (params.domain !== undefined) valid.domain = checkDomain(params.domain);
   if (params.crawlId !== undefined) valid.crawlId = nonEmpty('crawlId', params.crawlId);
   if (params.pathPrefix !== undefined) valid.pathPrefix = checkPathPrefix(params.pathPrefix);
   if (params.tags !== undefined && params.tags.length > 0) valid.tags = checkTags(params.tags);
+  if (params.langs !== undefined && params.langs.length > 0) valid.langs = checkLangs(params.langs);
   return valid;
 }
 
@@ -278,6 +298,17 @@ function checkPathPrefix(value: unknown): string {
   throw new SearchParamsError(
     `pathPrefix must start with "/" (a path) or http(s):// (a URL), got "${prefix}"`,
   );
+}
+
+/** Language codes as pages store them (ISO 639-1); a code naming no language is the caller's mistake. */
+function checkLangs(values: readonly unknown[]): string[] {
+  try {
+    return parseLanguageList(values.map(String).join(','));
+  } catch (error) {
+    if (error instanceof LanguageListError)
+      throw new SearchParamsError(error.message.replace(/^--lang: /, 'lang: '));
+    throw error;
+  }
 }
 
 /** Tags in their stored form; one that cannot be a tag is the caller's mistake, not an empty result. */

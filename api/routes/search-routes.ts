@@ -21,6 +21,8 @@ interface SearchQuery {
   perPage?: number;
   mode: SearchMode;
   tag?: string[];
+  includeFlagged?: boolean;
+  lang?: string;
 }
 
 const hitSchema = {
@@ -75,6 +77,18 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
             maxItems: 12,
             description: 'only pages carrying this tag (repeat for several: all must match)',
           },
+          includeFlagged: {
+            type: 'boolean',
+            default: false,
+            description:
+              'also pages the quality gate flagged (soft-404, near-empty, template-only, wrong-language)',
+          },
+          lang: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 200,
+            description: 'only pages in these languages, comma-separated ISO 639-1 codes (en,de)',
+          },
         },
       },
       response: {
@@ -96,7 +110,7 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
     }),
     async (request) => {
       if (!search) throw new ApiError(503, 'search is not configured on this server');
-      const { q, k, domain, crawl, prefix, perPage, mode, tag } = request.query;
+      const { q, k, domain, crawl, prefix, perPage, mode, tag, includeFlagged, lang } = request.query;
       try {
         const outcome = await search({
           query: q,
@@ -107,6 +121,8 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
           ...(prefix !== undefined ? { pathPrefix: prefix } : {}),
           ...(perPage !== undefined ? { perPage } : {}),
           ...(tag !== undefined ? { tags: tag } : {}),
+          ...(includeFlagged ? { includeFlagged: true } : {}),
+          ...(lang !== undefined ? { langs: lang.split(',') } : {}),
         });
         return { query: q, k, mode: outcome.mode, notes: outcome.notes, hits: outcome.hits };
       } catch (error) {
