@@ -17,7 +17,9 @@ import {
   type PageStart,
   pagesOfLines,
 } from '../extract/documents';
+import { type LanguageDetection, loadLanguageDetector } from '../extract/language';
 import { decodeBody } from './http/charset';
+import { cleanSiteTemplate, type TemplateAnalysis, type TemplateKeys } from './site-template-clean';
 
 export interface PageAnalysisInput {
   /** The stored gzip body (`pages.body_gz`). */
@@ -32,6 +34,11 @@ export interface PageAnalysisInput {
    * goes through its document converter (extract/documents) instead of the HTML extraction.
    */
   contentType?: string | null;
+  /**
+   * The origin's site template (activities/site-templates.ts): an HTML page's Markdown loses those
+   * blocks before it is chunked, and its block keys come back in `template`. Absent: no template step.
+   */
+  template?: TemplateKeys;
 }
 
 /** What a document converter said beyond the extraction fields, for the page row and its chunks. */
@@ -56,17 +63,28 @@ export interface PageAnalysis {
   durationMs: number;
   /** Present when the body was a document rather than HTML. */
   document?: DocumentAnalysis;
+  /** The template step's findings (HTML with `input.template` only). */
+  template?: TemplateAnalysis;
+  /** The language detected from the extracted text (eld loads once per analysis thread). */
+  language?: LanguageDetection;
 }
 
 let tokenCounter: Promise<TokenCounter> | undefined;
 
-/** Loads what every page needs (the tokenizer) once per thread. */
+/** Loads what every page needs (the tokenizer, the language detector) once per thread. */
 export function prepareAnalysis(): Promise<TokenCounter> {
-  tokenCounter ??= loadTokenizer();
+  tokenCounter ??= Promise.all([loadTokenizer(), loadLanguageDetector()]).then(([counter]) => counter);
   return tokenCounter;
 }
 
 export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysis> {
+  const analysis = await analyseBody(input);
+  // Detected here, in the analysis thread, so the detector's tables live in one place (issue 27 item 4).
+  const language = (await loadLanguageDetector()).detect(analysis.extracted.text);
+  return { ...analysis, language };
+}
+
+async function analyseBody(input: PageAnalysisInput): Promise<PageAnalysis> {
   const counter = await prepareAnalysis();
   const started = performance.now();
   const documentType = input.contentType ? documentTypeOf(input.contentType, input.url) : undefined;
@@ -76,11 +94,17 @@ export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysi
         .text
     : '';
   const extracted = extractPage(html, input.url);
+  let template: TemplateAnalysis | undefined;
+  if (input.template && extracted.markdown) {
+    const cleaned = cleanSiteTemplate(extracted.markdown, input.template, extracted.title);
+    extracted.markdown = cleaned.markdown;
+    template = cleaned.template;
+  }
   const chunks =
     input.noindex || !extracted.markdown
       ? []
       : chunkMarkdown(extracted.markdown, { countTokens: (text) => counter.countTokens(text) });
-  return { extracted, chunks, durationMs: performance.now() - started };
+  return { extracted, chunks, durationMs: performance.now() - started, ...(template ? { template } : {}) };
 }
 
 /** A document body through its converter, then chunked like HTML's Markdown; PDF chunks get their pages. */

@@ -22,6 +22,8 @@ export interface ExtractedLink {
   nofollow: boolean;
   /** The element the link came from. */
   tag: 'a' | 'area' | 'link';
+  /** The link's `hreflang`, trimmed, when it names one: a language alternate (`--lang` skips others). */
+  hreflang?: string;
 }
 
 /** Everything {@link extractLinks} finds in one page. */
@@ -98,11 +100,13 @@ interface RawLink {
   anchorText: string;
   rel: string;
   tag: ExtractedLink['tag'];
+  hreflang?: string;
 }
 
 interface PendingAnchor {
   href: string;
   rel: string;
+  hreflang: string;
   text: CollapsedText;
   imgAlt: string;
   fallbacks: string[];
@@ -127,7 +131,14 @@ function resolve(found: Collector, pageUrl: string, maxLinks: number): LinkExtra
     }
     seen.add(key);
     const nofollow = raw.rel.split(' ').some((token) => NOFOLLOW_RELS.has(token));
-    result.links.push({ url, anchorText: raw.anchorText, rel: raw.rel, nofollow, tag: raw.tag });
+    result.links.push({
+      url,
+      anchorText: raw.anchorText,
+      rel: raw.rel,
+      nofollow,
+      tag: raw.tag,
+      ...(raw.hreflang ? { hreflang: raw.hreflang } : {}),
+    });
   }
   const canonical = found.canonicalHref === undefined ? null : resolveHref(found.canonicalHref, base);
   if (canonical !== null) result.canonicalUrl = canonical;
@@ -282,6 +293,7 @@ class Collector implements TokenizerCallbacks {
     this.anchor = {
       href,
       rel: relTokens(attribs),
+      hreflang: hreflangOf(attribs),
       text: new CollapsedText(MAX_ANCHOR_TEXT_CHARS),
       imgAlt: '',
       fallbacks,
@@ -296,7 +308,13 @@ class Collector implements TokenizerCallbacks {
     const anchorText = candidates
       .map((text) => collapse(text, MAX_ANCHOR_TEXT_CHARS))
       .find((text) => text !== '');
-    this.links.push({ href: anchor.href, anchorText: anchorText ?? '', rel: anchor.rel, tag: 'a' });
+    this.links.push({
+      href: anchor.href,
+      anchorText: anchorText ?? '',
+      rel: anchor.rel,
+      tag: 'a',
+      ...(anchor.hreflang ? { hreflang: anchor.hreflang } : {}),
+    });
   }
 
   private addLink(attribs: Map<string, string>, tag: ExtractedLink['tag'], text: string): void {
@@ -307,6 +325,7 @@ class Collector implements TokenizerCallbacks {
       anchorText: collapse(text, MAX_ANCHOR_TEXT_CHARS),
       rel: relTokens(attribs),
       tag,
+      ...(hreflangOf(attribs) ? { hreflang: hreflangOf(attribs) } : {}),
     });
   }
 
@@ -352,6 +371,10 @@ export function parseRefreshUrl(content: string): string | undefined {
   }
   url = url.trim();
   return url === '' ? undefined : url;
+}
+
+function hreflangOf(attribs: Map<string, string>): string {
+  return (attribs.get('hreflang') ?? '').trim().slice(0, 35);
 }
 
 function relTokens(attribs: Map<string, string>): string {

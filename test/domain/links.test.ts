@@ -154,7 +154,16 @@ describe('extractLinks fixtures', () => {
         rel: 'alternate',
         nofollow: false,
         tag: 'link',
+        hreflang: 'de',
       },
+    ]);
+  });
+
+  it("keeps a language alternate's hreflang on <a> and <link>", () => {
+    const html = '<a href="/fr/" hreflang=" fr-CA ">Français</a><a href="/en/">English</a>';
+    expect(linksOf(html).map(({ url, hreflang }) => [url, hreflang])).toEqual([
+      ['http://127.0.0.1:8080/fr/', 'fr-CA'],
+      ['http://127.0.0.1:8080/en/', undefined],
     ]);
   });
 
