@@ -61,6 +61,14 @@ export interface EmbedderOptions extends ModelDirOptions {
   maxTokens?: number;
   /** onnxruntime intra-op threads. @default the cores this process may use (os.availableParallelism) */
   threads?: number;
+  /**
+   * Let onnxruntime's intra-op threads spin-wait for work between and inside model calls instead
+   * of sleeping. Off by default: on two cores shared with fetch, extraction and the database, the
+   * spinning threads burnt CPU the rest of the pipeline needed (skopt chunks, session 19: 15.3-15.9
+   * CPU-s spinning off against 26.6-26.7 s on for the same 226 chunks; bench/README.md).
+   * @default false
+   */
+  spinning?: boolean;
 }
 
 /** Reads the cached hash when model.onnx's size and mtime are unchanged; else hashes and caches it. */
@@ -287,6 +295,7 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
       executionMode: 'sequential',
       interOpNumThreads: 1,
       intraOpNumThreads: options.threads ?? os.availableParallelism(),
+      extra: { session: { intra_op: { allow_spinning: options.spinning ? '1' : '0' } } },
     }),
   ]);
   for (const input of ['input_ids', 'attention_mask']) {

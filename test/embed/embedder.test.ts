@@ -61,6 +61,16 @@ describe('the provisioned embedder', () => {
     expect(await embedder.embed([])).toEqual([]);
   });
 
+  it('makes the same vectors with onnxruntime spinning on as with it off (the default)', async () => {
+    const texts = skoptParagraphs(200).slice(0, 3);
+    const spinning = await loadEmbedder({ spinning: true });
+    const on = await spinning.embed(texts);
+    const off = await embedder.embed(texts);
+    for (const [i, vector] of on.entries()) {
+      expect(cosine(vector, off[i] as Float32Array)).toBeGreaterThan(0.9999);
+    }
+  });
+
   it('puts paraphrases closer than unrelated sentences', async () => {
     const [install, installAgain, weather, minimize, minimizeAgain] = (await embedder.embed([
       'How do I install scikit-optimize?',
