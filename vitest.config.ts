@@ -50,6 +50,7 @@ const UNIT = [
   'test/activities/page-batches.test.ts',
   'test/activities/recrawl-store.test.ts',
   'test/activities/summarize-llm.test.ts',
+  'test/activities/summarize-offline.test.ts',
   'test/api/log-redaction.test.ts',
   'test/cli/frontier-option.test.ts',
   'test/cli/only-due.test.ts',
