@@ -17,6 +17,7 @@ import { observeExtract } from '../infra/metrics';
 import { settleNearDuplicate } from './near-duplicates';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
 import { analysePageInThread, type PageTaskOptions, pageDeadlineMs } from './page-analysis-pool';
+import { loadSiteTemplate, recordPageBlocks, templateSignature } from './site-templates';
 import { ThreadDeadlineError } from './thread-deadline';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
@@ -41,6 +42,9 @@ interface PageRow {
   body_gz: Buffer | Uint8Array | null;
   noindex: boolean;
   duplicate_kind: string | null;
+  origin: string;
+  template_keys: string[] | null;
+  template_signature: string | null;
 }
 
 /** Rows per INSERT: 11 parameters each stays far below Postgres's 65,535-parameter limit. */
@@ -50,17 +54,26 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
   return {
     async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
       const found = await db.query<PageRow>(
-        `SELECT id, final_url, content_hash, extracted_hash, charset, content_type, body_gz, noindex, duplicate_kind FROM pages WHERE id = $1`,
+        `SELECT id, final_url, content_hash, extracted_hash, charset, content_type, body_gz, noindex, duplicate_kind,
+                origin, template_keys, template_signature FROM pages WHERE id = $1`,
         [pageId],
       );
       const page = found.rows[0];
       if (!page) throw ApplicationFailure.nonRetryable(`page ${pageId} does not exist`, 'PageNotFound');
-      if (page.content_hash !== null && page.extracted_hash === page.content_hash) {
+      // The origin's site template as learnt so far (activities/site-templates.ts).
+      const template = await loadSiteTemplate(db, page.origin);
+      // Unchanged and cleaned with a template that removes the same blocks: nothing to redo. A page
+      // whose keys the template now treats differently is processed again (re-clean); pages
+      // processed before templates existed (no keys) are left as they are until their body changes.
+      const cleaned =
+        page.template_keys === null ||
+        templateSignature(template, page.template_keys) === (page.template_signature ?? '');
+      if (page.content_hash !== null && page.extracted_hash === page.content_hash && cleaned) {
         if (page.duplicate_kind === 'near') return { chunks: 0, toEmbed: 0, skipped: true, duplicate: true };
         return { ...(await countChunks(db, pageId)), skipped: true };
       }
 
-      const { extracted, chunks, durationMs } = await analyseOrFail(
+      const analysis = await analyseOrFail(
         db,
         pageId,
         analyse,
@@ -71,14 +84,40 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
           noindex: page.noindex,
           // Documents (PDF, Markdown, text, DOCX) go through their converters; HTML is unchanged.
           contentType: page.content_type,
+          template,
         },
         deadlineMs ?? pageDeadlineMs(),
       );
+      const { extracted, chunks, durationMs } = analysis;
       observeExtract(durationMs);
+      // The page's blocks count towards its origin's template (by difference: retries change nothing).
+      const siteTemplate = analysis.template;
+      if (siteTemplate) await recordPageBlocks(db, pageId, page.origin, siteTemplate.keys);
 
       const language = extracted.metadata.language ?? null;
       const tsConfig = textSearchConfigFor(extracted.metadata.language);
       const outcome = await db.transaction(async (tx) => {
+        // A re-cleaned page (same body, other Markdown) is summarised again from its new chunks.
+        await tx.query(
+          `DELETE FROM page_summaries s USING pages p
+            WHERE s.page_id = $1 AND p.id = $1 AND p.markdown IS DISTINCT FROM $2`,
+          [pageId, extracted.markdown],
+        );
+        await tx.query(
+          `UPDATE pages SET template_signature = $2, template_blocks_removed = $3, template_kept_words = $4
+            WHERE id = $1`,
+          [
+            pageId,
+            siteTemplate
+              ? templateSignature(
+                  template,
+                  siteTemplate.keys.map((block) => block.key),
+                )
+              : null,
+            siteTemplate?.removed ?? null,
+            siteTemplate?.keptWords ?? null,
+          ],
+        );
         await tx.query(
           `UPDATE pages SET markdown = $2, metadata = $3, language = $4, word_count = $5, extract_strategy = $6,
                   extract_confidence = $7, title = COALESCE(NULLIF($8, ''), title), extracted_hash = content_hash,
