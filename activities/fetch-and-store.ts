@@ -11,19 +11,26 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
+import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable } from '../domain/crawlable';
 import type { LinkExtraction } from '../domain/links';
 import type { FetchTier } from '../domain/render-decision';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import type { ScopePredicate } from '../domain/scope';
 import { canonicalizeUrl, originOf } from '../domain/url';
+import type { DocumentType } from '../extract/documents/types';
 import { observeFetch } from '../infra/metrics';
-import type { FetchedHtml } from './fetched-html';
+import type { FetchedDocument, FetchedHtml } from './fetched-html';
 import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
 import { withHeartbeat } from './heartbeat';
+import { admitResponseKind, mediaTypesFor, responseKindOf } from './http/fetch-options';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
-import { type PageTaskOptions, readFetchedHtmlInThread } from './page-analysis-pool';
+import {
+  type PageTaskOptions,
+  readFetchedDocumentInThread,
+  readFetchedHtmlInThread,
+} from './page-analysis-pool';
 import { waitForHandoff } from './politeness-wait';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
@@ -90,7 +97,11 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         if (!hop.allowed) refusedHop = { url: location, verdict: hop };
         return hop.allowed;
       };
-      const fetched = await fetchPage(input.url, {
+      // Inputs scheduled before `contentTypes` existed took HTML only; their spec has none and now
+      // takes every type, as a new crawl's default does.
+      const contentTypes = input.spec.contentTypes ?? CONTENT_TYPES;
+      const response = await fetchPage(input.url, {
+        allowedContentTypes: mediaTypesFor(contentTypes),
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
         maxBodyBytes: input.spec.maxBodyBytes,
@@ -102,6 +113,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         beforeRedirect,
         ...conditionalHeaders(known),
       });
+      const fetched = admitResponseKind(response, contentTypes, input.spec.maxBodyBytes);
       const responseEnded = { clockId: PROCESS_CLOCK_ID, atMs: processClockMs() };
       observeFetch(fetched.timings.totalMs, fetched.kind);
       if (refusedHop) {
@@ -250,7 +262,10 @@ export async function store(
   options: StoreOptions = {},
 ): Promise<FetchAndStoreResult> {
   const finalUrl = canonicalizeUrl(fetched.finalUrl) ?? input.url;
-  const read = await readHtml(fetched, finalUrl, options);
+  // A rendered page, or one whose type says nothing, is HTML as before.
+  const kind = responseKindOf(fetched.contentType, fetched.finalUrl) ?? 'html';
+  const read =
+    kind === 'html' ? await readHtml(fetched, finalUrl, options) : await readDocument(fetched, kind, options);
   const { extraction, contentHash, bodyGz } = read.html;
   const headerRobots = parseXRobotsTag(fetched.headers['x-robots-tag'], input.spec.userAgent);
   const directives = {
@@ -268,15 +283,17 @@ export async function store(
     const previous = await loadKnownPage(tx, finalUrl);
     const page = await tx.query<{ id: number }>(
       `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
-                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetch_tier, fetched_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, now())
+                          content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetch_tier, source_type,
+                          document_failure, fetched_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, now())
        ON CONFLICT (url) DO UPDATE SET
          final_url = EXCLUDED.final_url, origin = EXCLUDED.origin, crawl_id = EXCLUDED.crawl_id, depth = EXCLUDED.depth,
          status = EXCLUDED.status, content_type = EXCLUDED.content_type, charset = EXCLUDED.charset,
          etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified, content_hash = EXCLUDED.content_hash,
          body_bytes = EXCLUDED.body_bytes, body_gz = EXCLUDED.body_gz, title = EXCLUDED.title,
          ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, noindex = EXCLUDED.noindex,
-         fetch_tier = EXCLUDED.fetch_tier, fetched_at = now()
+         fetch_tier = EXCLUDED.fetch_tier, source_type = EXCLUDED.source_type,
+         document_failure = EXCLUDED.document_failure, fetched_at = now()
        RETURNING id`,
       [
         finalUrl,
@@ -297,11 +314,14 @@ export async function store(
         Math.round(fetched.timings.totalMs),
         directives.noindex,
         tier,
+        kind,
+        read.failure?.reason ?? null,
       ],
     );
     const id = Number(page.rows[0]?.id);
     await replaceEdges(tx, id, edges);
     if (read.timedOut) await recordLinkTimeout(tx, input, fetched, read.timedOut);
+    if (read.failure) await recordDocumentFailure(tx, input, fetched, read.failure);
     // A redirect target is claimed too, so a link to it later does not fetch it again.
     if (finalUrl !== input.url)
       candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
@@ -343,7 +363,7 @@ async function readHtml(
   fetched: Extract<FetchPageResult, { kind: 'ok' }>,
   finalUrl: string,
   options: StoreOptions,
-): Promise<{ html: FetchedHtml; timedOut?: ThreadDeadlineError }> {
+): Promise<ReadBody> {
   try {
     const html = await readFetchedHtmlInThread(
       { text: fetched.text, body: fetched.body, finalUrl: fetched.finalUrl, assess: options.assess === true },
@@ -354,16 +374,55 @@ async function readHtml(
     );
     return { html: { ...html, bodyGz: asBuffer(html.bodyGz) } };
   } catch (error) {
-    if (!(error instanceof ThreadDeadlineError)) throw error;
-    return {
-      html: {
-        extraction: { links: [], baseUrl: finalUrl, metaRobots: { noindex: false, nofollow: false } },
-        contentHash: createHash('sha256').update(fetched.body).digest('hex'),
-        bodyGz: await gzipAsync(fetched.body),
-      },
-      timedOut: error,
-    };
+    return readPastDeadline(error, fetched, finalUrl);
   }
+}
+
+/** What the fetch path read of a body: links and metadata, hash and gzip, and a document's failure. */
+interface ReadBody {
+  html: FetchedHtml;
+  timedOut?: ThreadDeadlineError;
+  failure?: FetchedDocument['failure'];
+}
+
+/**
+ * A document's links, title and hash, read in the same thread pool under the same deadline as HTML;
+ * past it the document is kept without its links, as an HTML page is.
+ */
+async function readDocument(
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  type: DocumentType,
+  options: StoreOptions,
+): Promise<ReadBody> {
+  const finalUrl = fetched.finalUrl;
+  try {
+    const { failure, ...html } = await readFetchedDocumentInThread(
+      { body: fetched.body, finalUrl, type, ...(fetched.charset ? { charset: fetched.charset } : {}) },
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.deadlineMs ? { deadlineMs: options.deadlineMs } : {}),
+      },
+    );
+    return { html: { ...html, bodyGz: asBuffer(html.bodyGz) }, ...(failure ? { failure } : {}) };
+  } catch (error) {
+    return readPastDeadline(error, fetched, finalUrl);
+  }
+}
+
+async function readPastDeadline(
+  error: unknown,
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  finalUrl: string,
+): Promise<ReadBody> {
+  if (!(error instanceof ThreadDeadlineError)) throw error;
+  return {
+    html: {
+      extraction: { links: [], baseUrl: finalUrl, metaRobots: { noindex: false, nofollow: false } },
+      contentHash: createHash('sha256').update(fetched.body).digest('hex'),
+      bodyGz: await gzipAsync(fetched.body),
+    },
+    timedOut: error,
+  };
 }
 
 /** A byte array that came back from a thread, as the Buffer the database drivers take for bytea. */
@@ -388,6 +447,32 @@ async function recordLinkTimeout(
       fetched.status,
       fetched.bytes,
       `extract-timeout: ${timedOut.message}; the page was stored without its links, title and meta robots`,
+    ],
+  );
+}
+
+/**
+ * The fetch log's line for a document that gave no content, its outcome the named reason
+ * (`pdf-encrypted`, `pdf-broken`, `pdf-no-text`, …), so the crawl's failures list it by name. The
+ * page is still stored (with `document_failure`); the crawl goes on.
+ */
+async function recordDocumentFailure(
+  tx: Queryable,
+  input: FetchAndStoreInput,
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  failure: NonNullable<FetchedDocument['failure']>,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, error, started_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now())`,
+    [
+      input.crawlId,
+      input.url,
+      fetched.finalUrl,
+      failure.reason,
+      fetched.status,
+      fetched.bytes,
+      `${failure.reason}: ${failure.message}`,
     ],
   );
 }

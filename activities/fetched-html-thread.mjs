@@ -2,7 +2,7 @@
 // compiled or through tsx (infra/thread-body.mjs).
 import { importThreadBody } from '../infra/thread-body.mjs';
 
-const { readFetchedHtml, renderAssessment } = await importThreadBody(
+const { readFetchedHtml, readFetchedDocument, renderAssessment } = await importThreadBody(
   new URL('./fetched-html.ts', import.meta.url),
 );
 const { markTaskStarted } = await importThreadBody(new URL('./thread-deadline.ts', import.meta.url));
@@ -10,6 +10,11 @@ const { markTaskStarted } = await importThreadBody(new URL('./thread-deadline.ts
 export default function readFetchedHtmlTask(task) {
   markTaskStarted(task);
   return readFetchedHtml(task.input);
+}
+
+export function readFetchedDocumentTask(task) {
+  markTaskStarted(task);
+  return readFetchedDocument(task.input);
 }
 
 export function renderAssessmentTask(task) {

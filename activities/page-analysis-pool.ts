@@ -9,7 +9,13 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { FetchedHtml, FetchedHtmlInput, RenderAssessment } from './fetched-html';
+import type {
+  FetchedDocument,
+  FetchedDocumentInput,
+  FetchedHtml,
+  FetchedHtmlInput,
+  RenderAssessment,
+} from './fetched-html';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
 import { type DeadlineTask, positiveIntegerFromEnv, runWithDeadline } from './thread-deadline';
 
@@ -107,7 +113,12 @@ function htmlThreadCount(): number {
   );
 }
 
-let htmlPool: Piscina<DeadlineTask<FetchedHtmlInput | string>, FetchedHtml | RenderAssessment> | undefined;
+let htmlPool:
+  | Piscina<
+      DeadlineTask<FetchedHtmlInput | FetchedDocumentInput | string>,
+      FetchedHtml | FetchedDocument | RenderAssessment
+    >
+  | undefined;
 
 function fetchedHtmlPool() {
   htmlPool ??= new Piscina({
@@ -133,6 +144,19 @@ export function readFetchedHtmlInThread(
     ...(options.signal ? { signal: options.signal } : {}),
     describe: `reading the links of ${input.finalUrl}`,
   }) as Promise<FetchedHtml>;
+}
+
+/** The fetch path's work on a document (its links, hash and gzip), in the same pool and under the same deadline. */
+export function readFetchedDocumentInThread(
+  input: FetchedDocumentInput,
+  options: PageTaskOptions = {},
+): Promise<FetchedDocument> {
+  return runWithDeadline(fetchedHtmlPool(), input, {
+    deadlineMs: options.deadlineMs ?? pageDeadlineMs(),
+    ...(options.signal ? { signal: options.signal } : {}),
+    name: 'readFetchedDocumentTask',
+    describe: `reading the ${input.type} document ${input.finalUrl}`,
+  }) as Promise<FetchedDocument>;
 }
 
 /** The render heuristics alone on some HTML, in a thread (the rendering activity's raw and rendered DOM). */

@@ -8,6 +8,7 @@ import type { CrawlSpec } from '../domain/crawl-spec';
 import type { RequestPacing, ResponseEnd } from '../domain/politeness/request-pacing';
 import type { PageChange } from '../domain/revisit';
 import type { EmbedPageInput, EmbedPageResult, EmbedPagesInput, EmbedPagesResult } from './embed-chunks';
+import type { RecleanSiteTemplateInput, RecleanSiteTemplateResult } from './site-templates';
 import type { LlmPassInput, LlmPassResult } from './summarize-llm';
 import type { SummarizePageInput, SummarizePageResult } from './summarize-offline';
 
@@ -27,7 +28,9 @@ export type FetchSpec = Pick<
 > &
   // delayMs: the render activity keeps the origin's gap between a page's own requests (absent in
   // inputs scheduled before it was passed: then the spec's default delay applies, `originGapMs`).
-  Partial<Pick<CrawlSpec, 'bodyTimeoutMs' | 'delayMs'>>;
+  Partial<Pick<CrawlSpec, 'bodyTimeoutMs' | 'delayMs'>> &
+  // contentTypes: absent in inputs scheduled before documents were fetched (then every type is).
+  Partial<Pick<CrawlSpec, 'contentTypes'>>;
 
 export interface FetchAndStoreInput {
   crawlId: string;
@@ -358,4 +361,6 @@ export interface ActivityApi {
   nextClaimedUrls(input: NextClaimedUrlsInput): Promise<NextClaimedUrlsResult>;
   claimKnownPages(input: ClaimKnownPagesInput): Promise<ClaimKnownPagesResult>;
   nextKnownUrls(input: NextKnownUrlsInput): Promise<NextKnownUrlsResult>;
+  /** Cleans an origin's pages again where its site template changed (queue gleaner-page). */
+  recleanSiteTemplate(input: RecleanSiteTemplateInput): Promise<RecleanSiteTemplateResult>;
 }

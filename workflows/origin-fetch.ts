@@ -34,6 +34,7 @@ export function fetchSpecOf(spec: CrawlSpec): FetchSpec {
     maxRedirects: spec.maxRedirects,
     bodyTimeoutMs: spec.bodyTimeoutMs,
     delayMs: spec.delayMs,
+    ...(spec.contentTypes ? { contentTypes: spec.contentTypes } : {}),
   };
 }
 

@@ -1,4 +1,7 @@
+import type { ContentTypeName } from '../../domain/crawl-spec.ts';
+import { DOCUMENT_MEDIA_TYPES, documentTypeOf } from '../../extract/documents/document-type.ts';
 import { InvalidFetchOptionsError } from './errors.ts';
+import type { FetchPageResult } from './fetch-result.ts';
 import type { Resolver } from './ssrf-guard.ts';
 
 /** Options of one `fetchPage` call. Defaults live in `DEFAULT_FETCH_OPTIONS` only. */
@@ -151,4 +154,54 @@ export function isAllowedContentType(header: string | undefined, patterns: reado
 export function mediaTypeOf(header: string | undefined): string | undefined {
   const mediaType = header?.split(';')[0]?.trim().toLowerCase();
   return mediaType && /^[^/\s]+\/[^/\s]+$/.test(mediaType) ? mediaType : undefined;
+}
+
+const HTML_MEDIA_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml'];
+
+/**
+ * The media types a crawl with these `contentTypes` asks `fetchPage` to accept. A generic type some
+ * servers send for files (`application/octet-stream`, and `text/plain` for `.md`) is accepted for the
+ * document types it may carry; {@link responseKindOf} then decides by the URL, and a response of a
+ * kind the crawl did not ask for is refused after all (`admitResponseKind`).
+ */
+export function mediaTypesFor(contentTypes: readonly ContentTypeName[]): string[] {
+  const types = new Set<string>();
+  for (const name of contentTypes) {
+    for (const type of name === 'html' ? HTML_MEDIA_TYPES : DOCUMENT_MEDIA_TYPES[name]) types.add(type);
+  }
+  return [...types];
+}
+
+/** What a response is, by its media type and URL: 'html', a document type, or undefined (neither). */
+export function responseKindOf(mediaType: string | undefined, url: string): ContentTypeName | undefined {
+  const type = mediaTypeOf(mediaType);
+  if (type && HTML_MEDIA_TYPES.includes(type)) return 'html';
+  return documentTypeOf(type, url);
+}
+
+/**
+ * A fetched response as the crawl takes it: one of a kind the crawl did not ask for (a `.txt` served
+ * as text/plain when only Markdown is wanted, an octet-stream that is no document by its URL) becomes
+ * `unsupported-content-type`, as if `fetchPage` had refused it. A PDF or DOCX cut at `--max-body-bytes`
+ * becomes `too-large`: unlike HTML or text, half a binary document cannot be read at all.
+ */
+export function admitResponseKind(
+  fetched: FetchPageResult,
+  contentTypes: readonly ContentTypeName[],
+  maxBodyBytes: number,
+): FetchPageResult {
+  if (fetched.kind !== 'ok') return fetched;
+  const { requestedUrl, finalUrl, redirects, status, headers, timings, bytes, wireBytes } = fetched;
+  const base = { requestedUrl, finalUrl, redirects, status, headers, timings, bytes, wireBytes };
+  const kind = responseKindOf(fetched.contentType, finalUrl);
+  if (kind === undefined || !contentTypes.includes(kind)) {
+    return {
+      kind: 'unsupported-content-type',
+      ...base,
+      ...(fetched.contentType ? { contentType: fetched.contentType } : {}),
+    };
+  }
+  if (fetched.truncated && (kind === 'pdf' || kind === 'docx'))
+    return { kind: 'too-large', ...base, limitBytes: maxBodyBytes };
+  return fetched;
 }

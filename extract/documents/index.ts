@@ -10,6 +10,7 @@ import { convertPdf } from './pdf';
 import { convertText } from './text';
 import { type ConvertOptions, type DocumentResult, type DocumentType, failure } from './types';
 
+export { DOCUMENT_MEDIA_TYPES, documentTypeOf } from './document-type';
 export { pagesOfLines } from './page-numbers';
 export {
   type ConvertedDocument,
@@ -24,38 +25,6 @@ export {
   type PageStart,
   type TruncationReason,
 } from './types';
-
-const DOCX_MIME = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
-const MARKDOWN_MIMES = new Set(['text/markdown', 'text/x-markdown', 'text/x-gfm']);
-const PDF_MIMES = new Set(['application/pdf', 'application/x-pdf']);
-/** Extensions that make a `text/plain` (or generic binary) response a Markdown file. */
-const MARKDOWN_PATH = /\.(?:md|markdown|mdown|mkd)$/i;
-
-/**
- * The converter for a response, from its Content-Type (parameters ignored) and URL; undefined for
- * HTML (its own pipeline) and for types no converter reads. A `.md` URL served as `text/plain` is
- * Markdown (GitHub raw files and most static servers do this); a `.pdf` or `.docx` URL served as
- * `application/octet-stream` is taken by its extension.
- */
-export function documentTypeOf(contentType: string | undefined, url: string): DocumentType | undefined {
-  const mime = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  let pathname = '';
-  try {
-    pathname = new URL(url).pathname;
-  } catch {
-    // An unparsable URL has no extension to go by.
-  }
-  if (PDF_MIMES.has(mime)) return 'pdf';
-  if (mime === DOCX_MIME) return 'docx';
-  if (MARKDOWN_MIMES.has(mime)) return 'markdown';
-  if (mime === 'text/plain') return MARKDOWN_PATH.test(pathname) ? 'markdown' : 'text';
-  if (mime === 'application/octet-stream' || mime === '') {
-    if (/\.pdf$/i.test(pathname)) return 'pdf';
-    if (/\.docx$/i.test(pathname)) return 'docx';
-    if (MARKDOWN_PATH.test(pathname)) return 'markdown';
-  }
-  return undefined;
-}
 
 /** Converts a document's bytes. Never throws: unreadable input is `{ ok: false, failure }`. */
 export async function convertDocument(
