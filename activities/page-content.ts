@@ -47,7 +47,7 @@ interface PageRow {
   template_signature: string | null;
 }
 
-/** Rows per INSERT: 11 parameters each stays far below Postgres's 65,535-parameter limit. */
+/** Rows per INSERT: 13 parameters each stays far below Postgres's 65,535-parameter limit. */
 const INSERT_BATCH_ROWS = 500;
 
 export function createPageContent({ db, analyse = analysePageInThread, deadlineMs }: PageContentDeps) {
@@ -137,7 +137,7 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
         // A near copy of a live page keeps its extraction (and SimHash) but no chunks.
         if (!page.noindex && (await settleNearDuplicate(tx, pageId, extracted.text)) !== undefined)
           return 'duplicate';
-        return replaceChunks(tx, pageId, chunks, tsConfig);
+        return replaceChunks(tx, pageId, chunks, tsConfig, analysis.document?.chunkPages);
       });
       if (outcome === 'duplicate') return { chunks: 0, toEmbed: 0, skipped: false, duplicate: true };
       return { chunks: chunks.length, toEmbed: chunks.length - outcome, skipped: false };
@@ -208,6 +208,8 @@ async function replaceChunks(
   pageId: number,
   chunks: readonly MarkdownChunk[],
   tsConfig: string,
+  /** A PDF's pages of each chunk, by position in `chunks` (chunks.page_first/page_last, migration 017). */
+  chunkPages?: readonly ({ first: number; last: number } | undefined)[],
 ): Promise<number> {
   const previous = await tx.query<{
     chunk_hash: string;
@@ -226,7 +228,7 @@ async function replaceChunks(
   for (let start = 0; start < chunks.length; start += INSERT_BATCH_ROWS) {
     const batch = chunks.slice(start, start + INSERT_BATCH_ROWS);
     const params: (string | number | string[] | null)[] = [];
-    const tuples = batch.map((chunk) => {
+    const tuples = batch.map((chunk, index) => {
       const hash = chunkHash(chunk);
       const kept = vectors.get(hash);
       if (kept) reused++;
@@ -242,14 +244,17 @@ async function replaceChunks(
         kept?.embedding_model ?? null,
         tsConfig,
         kept?.embedding_input ?? null,
+        chunkPages?.[start + index]?.first ?? null,
+        chunkPages?.[start + index]?.last ?? null,
       );
-      const p = params.length - 11;
+      const p = params.length - 13;
       return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 10}::regconfig,
-               $${p + 8}::vector, $${p + 9}, $${p + 11}, CASE WHEN $${p + 8}::text IS NULL THEN NULL ELSE now() END)`;
+               $${p + 8}::vector, $${p + 9}, $${p + 11}, CASE WHEN $${p + 8}::text IS NULL THEN NULL ELSE now() END,
+               $${p + 12}::int, $${p + 13}::int)`;
     });
     await tx.query(
       `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config,
-                           embedding, embedding_model, embedding_input, embedded_at)
+                           embedding, embedding_model, embedding_input, embedded_at, page_first, page_last)
        VALUES ${tuples.join(', ')}`,
       params,
     );

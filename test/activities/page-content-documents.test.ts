@@ -64,6 +64,43 @@ describe('processPageContent on stored documents', () => {
     );
   });
 
+  it('stores the PDF pages each chunk spans (migration 017); an HTML row has none', async () => {
+    const pageId = await storeDocument('long-report.pdf', 'application/pdf');
+    await createPageContent({ db }).processPageContent({ pageId });
+    const chunks = await db.query<{ page_first: number | null; page_last: number | null }>(
+      'SELECT page_first, page_last FROM chunks WHERE page_id = $1 ORDER BY position',
+      [pageId],
+    );
+    expect(chunks.rows.length).toBeGreaterThan(0);
+    for (const row of chunks.rows) {
+      expect(row.page_first).toBeGreaterThanOrEqual(1);
+      expect(row.page_last).toBeGreaterThanOrEqual(row.page_first ?? 1);
+    }
+    // One sentence on each of its 40 pages: the chunks span page 1 to page 40.
+    expect(chunks.rows[0]?.page_first).toBe(1);
+    expect(chunks.rows.at(-1)?.page_last).toBe(40);
+    const html = await db.query<{ id: number }>(
+      `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, content_hash, body_gz, noindex)
+       VALUES ('http://127.0.0.1:1/a', 'http://127.0.0.1:1/a', 'http://127.0.0.1:1', 'c1', 0, 200, 'text/html', 'h', $1, false)
+       RETURNING id`,
+      [
+        gzipSync(
+          Buffer.from(
+            '<html><head><title>A</title></head><body><main><h1>A page</h1><p>Some words about pages that are long enough to be kept as the main content of it.</p></main></body></html>',
+          ),
+        ),
+      ],
+    );
+    const htmlId = Number(html.rows[0]?.id);
+    await createPageContent({ db }).processPageContent({ pageId: htmlId });
+    const htmlChunks = await db.query<{ page_first: number | null }>(
+      'SELECT page_first FROM chunks WHERE page_id = $1',
+      [htmlId],
+    );
+    expect(htmlChunks.rows.length).toBeGreaterThan(0);
+    expect(htmlChunks.rows.every((row) => row.page_first === null)).toBe(true);
+  });
+
   it('records an encrypted PDF with its reason and no chunks', async () => {
     const pageId = await storeDocument('encrypted.pdf', 'application/pdf');
     const result = await createPageContent({ db }).processPageContent({ pageId });
