@@ -28,6 +28,7 @@ export interface CrawlFlags {
   notify?: string[];
   maxBodyBytes?: number;
   contentTypes?: string[];
+  lang?: string[];
   render?: string;
   onlyDue?: boolean;
   llmUrl?: string;
@@ -55,6 +56,7 @@ const FLAG_OF: Record<string, string> = {
   notify: '--notify',
   maxBodyBytes: '--max-body-bytes',
   contentTypes: '--content-types',
+  lang: '--lang',
   render: '--render',
   onlyDue: '--only-due',
   llmSummaries: '--llm-url',
@@ -81,6 +83,7 @@ export function crawlRequestFromFlags(urls: string[], flags: CrawlFlags): CrawlR
     ...defined('notify', flags.notify),
     ...defined('maxBodyBytes', flags.maxBodyBytes),
     ...defined('contentTypes', flags.contentTypes as CrawlRequest['contentTypes']),
+    ...defined('lang', flags.lang),
     ...defined('render', flags.render as CrawlRequest['render']),
     ...(flags.onlyDue ? { onlyDue: true } : {}),
     // The LLM pass runs when this process's workers know an endpoint (the flag or the environment).

@@ -86,6 +86,11 @@ program
     'kinds of response to index, comma-separated: html,pdf,markdown,text,docx (default all)',
     listOption,
   )
+  .option(
+    '--lang <codes>',
+    'keep the corpus to these languages, ISO 639-1 comma-separated (en,de); others are flagged wrong-language',
+    listOption,
+  )
   .addOption(
     new Option(
       '--render <mode>',
@@ -190,6 +195,11 @@ program
     ]),
   )
   .option('--tag <tag>', 'only pages carrying this tag (#t or t); repeatable, all must match', collect)
+  .option(
+    '--include-flagged',
+    'also pages the quality gate flagged (soft-404, near-empty, template-only, wrong-language)',
+  )
+  .option('--lang <codes>', 'only pages in these languages, ISO 639-1 comma-separated (en,de)')
   .option('--json', 'print one JSON document with the hits')
   .action(async (words: string[], options) =>
     (await import('./search-command')).runSearchCommand(words.join(' '), options),

@@ -5,6 +5,7 @@
  * untrusted JSON).
  */
 import { z } from 'zod';
+import { DETECTABLE_LANGUAGES, parseLanguageList } from './languages';
 import { MAX_NOTIFY_URLS, notifyUrlProblem } from './webhook-events';
 
 /**
@@ -90,6 +91,24 @@ function buildCrawlSpecSchema() {
         .array(z.enum(CONTENT_TYPES, { message: `must be one of ${CONTENT_TYPES.join(', ')}` }))
         .min(1, 'name at least one content type')
         .default([...CONTENT_TYPES]),
+      /**
+       * Languages the corpus keeps (ISO 639-1, e.g. ['en', 'de']): a page detected (else declared) in
+       * another is stored flagged `wrong-language`, and links marked with another `hreflang` are not
+       * followed. Empty keeps every language. @default []
+       */
+      lang: z
+        .array(z.string())
+        .max(DETECTABLE_LANGUAGES.length)
+        .default([])
+        .transform((codes, ctx) => {
+          if (codes.length === 0) return [];
+          try {
+            return parseLanguageList(codes.join(','));
+          } catch (error) {
+            ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^--lang: /, '') });
+            return z.NEVER;
+          }
+        }),
       /** Response bodies are cut at this size. @default 10 MiB */
       maxBodyBytes: z
         .number()

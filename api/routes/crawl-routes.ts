@@ -44,6 +44,7 @@ export interface StartCrawlBody {
   notify?: string[];
   maxBodyBytes?: number;
   contentTypes?: ContentTypeName[];
+  lang?: string[];
   render?: 'auto' | 'never' | 'always';
   onlyDue?: boolean;
 }
@@ -84,6 +85,13 @@ export const CRAWL_SPEC_PROPERTIES = {
     items: { type: 'string', enum: CONTENT_TYPES },
     minItems: 1,
     description: 'kinds of response indexed: html, pdf, markdown, text, docx (default all)',
+  },
+  lang: {
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: 35 },
+    maxItems: 60,
+    description:
+      "languages the corpus keeps, ISO 639-1 (['en', 'de']); pages in others are flagged wrong-language (default all)",
   },
   onlyDue: {
     type: 'boolean',
