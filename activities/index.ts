@@ -15,6 +15,7 @@ import { createPageRecords } from './page-records';
 import { createRecrawlFrontier } from './recrawl-frontier';
 import { createRenderAndStore } from './render/render-and-store';
 import { createRobotsPolicy } from './robots-policy';
+import { createSiteTemplateActivities } from './site-templates';
 import { createSitemapActivities } from './sitemaps';
 import { createLlmActivities, type LlmConfig, llmConfigFromEnv } from './summarize-llm';
 import { createSummarizeActivities } from './summarize-offline';
@@ -38,6 +39,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi & WebhookActiv
     ...createPageRecords(deps),
     ...pageContent,
     ...createPageBatchActivities({ db: deps.db, ...pageContent, ...summarize }),
+    ...createSiteTemplateActivities({ db: deps.db, ...pageContent }),
     ...createEmbedActivities(deps),
     ...createSitemapActivities({ ...deps, robots }),
     ...createRecrawlFrontier(deps),

@@ -14,7 +14,6 @@ import type { Database, Queryable } from '../db/database';
 import { blockKey, templateThresholds } from '../domain/site-template';
 import { withHeartbeat } from './heartbeat';
 import type { TemplateBlockSeen, TemplateKeys } from './site-template-clean';
-import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
 /** Pages whose signature is checked per query; pages re-cleaned per activity. */
 const SCAN_PAGE = 500;
@@ -144,7 +143,10 @@ export interface RecleanSiteTemplateResult {
 
 export interface SiteTemplateDeps {
   db: Database;
-  processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
+  /** The page path (activities/page-content.ts); typed here by what is read, so types.ts can name this module's types. */
+  processPageContent(input: {
+    pageId: number;
+  }): Promise<{ chunks: number; skipped: boolean; duplicate?: boolean }>;
 }
 
 export function createSiteTemplateActivities({ db, processPageContent }: SiteTemplateDeps) {

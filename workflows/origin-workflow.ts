@@ -64,6 +64,7 @@ import { pageChildren } from './page-children';
 import { politenessLap } from './politeness-lap';
 import { claimKnown, topUpKnown } from './recrawl';
 import { originRenderTier } from './render-tier';
+import { recleanOrigin } from './site-templates';
 import { readSitemaps, SITEMAP_LOW_WATER, SITEMAP_PAGE, topUpFromSitemaps } from './sitemaps';
 
 export type { OriginState } from '../domain/origin-state';
@@ -316,6 +317,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   await fetcher.settle();
   await flushRelay();
   await pages.drain();
+  // Pages processed before the origin's site template was learnt are cleaned again (runs recorded
+  // before templates end without this step).
+  if (patched('site-templates-v1')) {
+    const recleaned = await recleanOrigin(origin);
+    state.stats.chunksEmbedded = (state.stats.chunksEmbedded ?? 0) + recleaned.chunksEmbedded;
+  }
   phase = 'done';
   showDetails();
   await report({ idle: true, done: true, returnedQuota: state.quota });
