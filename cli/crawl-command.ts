@@ -8,6 +8,7 @@ import { LOG_FILE } from '../infra/logger';
 import type { Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import { type FailureGroup, failuresByReason, formatFailures } from '../report/crawl-report';
+import { countPagesByType } from '../report/pages-by-type';
 import type { CrawlSummary } from '../workflows/messages';
 import { type CrawlFlags, specFromFlags } from './crawl-flags';
 import { CrawlFailedError, InterruptedError, UsageError } from './errors';
@@ -124,7 +125,8 @@ export async function followCrawl(
   }
   // Failures by reason with sample URLs come from the fetch log, not the workflow (history stays small).
   const failures = await failuresByReason(runtime.db, crawlId).catch(() => []);
-  printSummary(summary, failures, json);
+  const pagesByType = await countPagesByType(runtime.db, crawlId).catch(() => undefined);
+  printSummary(pagesByType ? { ...summary, pagesByType } : summary, failures, json);
   if (!json && runtime.embedded.database && !runtime.embedded.attached) {
     process.stdout.write(
       `  stored in ${gleanerHome()}/pgdata; run \`npx gleaner dev\` for a psql URL and Temporal Web, or see the README's SQL examples\n`,
@@ -152,6 +154,13 @@ export function printSummary(summary: CrawlSummary, failures: FailureGroup[], js
       `crawl ${summary.crawlId} ${summary.status} in ${seconds}s`,
       `  pages fetched   ${summary.pagesFetched}`,
       `  pages indexed   ${summary.pagesIndexed}`,
+      ...(summary.pagesByType && Object.keys(summary.pagesByType).some((type) => type !== 'html')
+        ? [
+            `  pages by type   ${Object.entries(summary.pagesByType)
+              .map(([type, count]) => `${type} ${count}`)
+              .join(', ')}`,
+          ]
+        : []),
       ...(summary.pagesRendered > 0 ? [`  pages rendered  ${summary.pagesRendered}`] : []),
       `  links           ${summary.links}`,
       `  errors          ${summary.errors}`,

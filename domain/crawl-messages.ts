@@ -74,6 +74,12 @@ export interface CrawlSummary {
   pagesDuplicate: number;
   /** Chunks whose vectors this crawl computed (0 for a recrawl of an unchanged site). */
   chunksEmbedded: number;
+  /**
+   * Stored pages by what they are: `html`, `pdf`, `markdown`, `text`, `docx`. Counted from the store
+   * when the crawl finishes (activities/crawl-records.ts) and when it is printed; the workflow's own
+   * result has none.
+   */
+  pagesByType?: Record<string, number>;
   /** Why the crawl counts as failed (e.g. every seed unreachable). */
   failureReason?: string;
   durationMs: number;
