@@ -17,6 +17,7 @@ import { observeExtract } from '../infra/metrics';
 import { settleNearDuplicate } from './near-duplicates';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
 import { analysePageInThread, type PageTaskOptions, pageDeadlineMs } from './page-analysis-pool';
+import { settlePageQuality } from './quality-flags';
 import { loadSiteTemplate, recordPageBlocks, templateSignature } from './site-templates';
 import { ThreadDeadlineError } from './thread-deadline';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
@@ -137,7 +138,10 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
         // A near copy of a live page keeps its extraction (and SimHash) but no chunks.
         if (!page.noindex && (await settleNearDuplicate(tx, pageId, extracted.text)) !== undefined)
           return 'duplicate';
-        return replaceChunks(tx, pageId, chunks, tsConfig, analysis.document?.chunkPages);
+        const reused = await replaceChunks(tx, pageId, chunks, tsConfig, analysis.document?.chunkPages);
+        // The quality gate: flags with reasons, language, chunks left out of default search (C2).
+        await settlePageQuality(tx, pageId, analysis);
+        return reused;
       });
       if (outcome === 'duplicate') return { chunks: 0, toEmbed: 0, skipped: false, duplicate: true };
       return { chunks: chunks.length, toEmbed: chunks.length - outcome, skipped: false };
