@@ -3,6 +3,7 @@
  * inconsistent (a check marked inconsistent found something), 0 when it is sound.
  */
 
+import { type OriginTemplateReport, readSiteTemplates } from '../activities/site-templates';
 import { openStore } from '../infra/embedded-store';
 import { type IntegrityReport, integrityReport } from '../report/integrity-report';
 import { InconsistentStoreError } from './errors';
@@ -14,12 +15,18 @@ export interface ReportCommandOptions {
 export async function runReportCommand(options: ReportCommandOptions): Promise<void> {
   const db = await openStore({ requireCorpus: true });
   let report: IntegrityReport;
+  let siteTemplates: OriginTemplateReport[];
   try {
     report = await integrityReport(db);
+    siteTemplates = await readSiteTemplates(db);
   } finally {
     await db.close();
   }
-  process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : formatReport(report));
+  process.stdout.write(
+    options.json
+      ? `${JSON.stringify({ ...report, siteTemplates })}\n`
+      : formatReport(report) + formatSiteTemplates(siteTemplates),
+  );
   if (!report.ok) {
     const failed = report.checks
       .filter((c) => c.inconsistent && c.count > 0)
@@ -56,5 +63,20 @@ export function formatReport(report: IntegrityReport): string {
     lines.push(`  ${problem.outcome}${problem.status ? ` ${problem.status}` : ''}: ${problem.count}`);
   }
   lines.push('', report.ok ? 'The store is consistent.' : 'The store is INCONSISTENT (see FAIL lines).');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Each origin's learnt site template: its blocks with the pages they are on, and what was removed. */
+export function formatSiteTemplates(origins: readonly OriginTemplateReport[]): string {
+  const lines = ['', `Site templates (blocks removed from pages as template): ${origins.length} origins`];
+  for (const origin of origins) {
+    lines.push(
+      `  ${origin.origin} (version ${origin.version}): ${origin.blocks.length === 0 ? 'no template' : `${origin.pagesCleaned} of ${origin.pagesSeen} pages cleaned`}, ${origin.blocksRemoved} blocks removed`,
+    );
+    for (const block of origin.blocks) {
+      const place = block.place ? `${block.place} › ` : '';
+      lines.push(`    ${String(block.pages).padStart(5)} pages  ${place}${block.sample.slice(0, 100)}`);
+    }
+  }
   return `${lines.join('\n')}\n`;
 }
