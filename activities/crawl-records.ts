@@ -1,6 +1,7 @@
 /** Crawl bookkeeping in Postgres: the crawl row, its seed claims, its final summary. */
 import type { Database } from '../db/database';
 import { originOf } from '../domain/url';
+import { countFlaggedPages } from '../report/flagged-pages';
 import { countPagesByType } from '../report/pages-by-type';
 import { settleRecrawl } from './recrawl-finish';
 import type { FinishCrawlInput, RegisterCrawlInput, RegisterCrawlResult } from './types';
@@ -32,10 +33,11 @@ export function createCrawlRecords({ db }: { db: Database }) {
     async finishCrawl({ crawlId, summary }: FinishCrawlInput): Promise<void> {
       await settleRecrawl(db, crawlId);
       const pagesByType = await countPagesByType(db, crawlId);
+      const pagesFlagged = await countFlaggedPages(db, crawlId);
       await db.query('UPDATE crawls SET status = $2, finished_at = now(), summary = $3 WHERE id = $1', [
         crawlId,
         summary.status,
-        JSON.stringify({ ...summary, pagesByType }),
+        JSON.stringify({ ...summary, pagesByType, pagesFlagged }),
       ]);
     },
   };

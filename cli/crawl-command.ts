@@ -8,6 +8,7 @@ import { LOG_FILE } from '../infra/logger';
 import type { Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
 import { type FailureGroup, failuresByReason, formatFailures } from '../report/crawl-report';
+import { countFlaggedPages } from '../report/flagged-pages';
 import { countPagesByType } from '../report/pages-by-type';
 import type { CrawlSummary } from '../workflows/messages';
 import { type CrawlFlags, specFromFlags } from './crawl-flags';
@@ -126,7 +127,12 @@ export async function followCrawl(
   // Failures by reason with sample URLs come from the fetch log, not the workflow (history stays small).
   const failures = await failuresByReason(runtime.db, crawlId).catch(() => []);
   const pagesByType = await countPagesByType(runtime.db, crawlId).catch(() => undefined);
-  printSummary(pagesByType ? { ...summary, pagesByType } : summary, failures, json);
+  const pagesFlagged = await countFlaggedPages(runtime.db, crawlId).catch(() => undefined);
+  printSummary(
+    { ...summary, ...(pagesByType ? { pagesByType } : {}), ...(pagesFlagged ? { pagesFlagged } : {}) },
+    failures,
+    json,
+  );
   if (!json && runtime.embedded.database && !runtime.embedded.attached) {
     process.stdout.write(
       `  stored in ${gleanerHome()}/pgdata; run \`npx gleaner dev\` for a psql URL and Temporal Web, or see the README's SQL examples\n`,
@@ -159,6 +165,13 @@ export function printSummary(summary: CrawlSummary, failures: FailureGroup[], js
             `  pages by type   ${Object.entries(summary.pagesByType)
               .map(([type, count]) => `${type} ${count}`)
               .join(', ')}`,
+          ]
+        : []),
+      ...(summary.pagesFlagged && Object.keys(summary.pagesFlagged).length > 0
+        ? [
+            `  pages flagged   ${Object.entries(summary.pagesFlagged)
+              .map(([flag, count]) => `${flag} ${count}`)
+              .join(', ')} (left out of search; --include-flagged shows them)`,
           ]
         : []),
       ...(summary.pagesRendered > 0 ? [`  pages rendered  ${summary.pagesRendered}`] : []),

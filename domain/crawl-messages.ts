@@ -80,6 +80,11 @@ export interface CrawlSummary {
    * result has none.
    */
   pagesByType?: Record<string, number>;
+  /**
+   * Pages the quality gate flagged, by flag (`soft-404`, `near-empty`, `template-only`,
+   * `wrong-language`); a page may carry several. Counted from the store like `pagesByType`.
+   */
+  pagesFlagged?: Record<string, number>;
   /** Why the crawl counts as failed (e.g. every seed unreachable). */
   failureReason?: string;
   durationMs: number;
