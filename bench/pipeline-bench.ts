@@ -1,7 +1,9 @@
 /**
  * `npm run bench:pipeline`: the whole pipeline (crawl, extract, chunk, embed, index) on a real
  * documentation site served on loopback, against Crawlee's CheerioCrawler crawling the same site on
- * the same server in the same run (concurrency 1, crawl only). Three runs, one after the other:
+ * the same server in the same run (concurrency 1, crawl only), and against the embedding model
+ * alone on exactly the chunks the embedded run stored (issue 30: the pipeline's end-to-end rate as
+ * a fraction of the model-only bound). Three runs, one after the other, then the model alone:
  *
  * - crawlee  — the reference: `@crawlee/cheerio` installed by the bench into a scratch folder.
  * - embedded — `gleaner crawl --wait --json` as a user runs it: one process with its workers and
@@ -12,17 +14,21 @@
  *
  * It prints numbers with the load average beside them and asserts nothing. See bench/README.md.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { embeddingText } from '../activities/embed-chunks';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
+import { PgliteDatabase } from '../db/pglite-database';
 import { crawlWorkflowId } from '../domain/temporal-names';
+import { loadEmbedder } from '../embed/embedder';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
+import { repoRoot } from '../infra/tools-dir';
 import { addGeneratedPages } from '../testbed/generated-site';
 import { spawnGleaner } from '../testbed/gleaner-process';
 import { isProtocolFile, type RequestLogEntry, type SiteServer, serveSite } from '../testbed/site-server';
@@ -31,17 +37,19 @@ import { startWorkerFleet, type WorkerFleet } from '../testbed/worker-fleet';
 import type { CrawlSummary } from '../workflows/messages';
 import { type ActivityTimes, activityTimes } from './lib/activity-times';
 import { CRAWLEE_PACKAGE, CRAWLEE_VERSION, installCrawlee, startCrawleeCrawl } from './lib/crawlee-reference';
+import { addDocWeightPages } from './lib/doc-weight-site';
 import { type ProcStat, processTree } from './lib/proc-stats';
 import { type RoleSelector, RunMonitor, type RunWindow } from './lib/run-monitor';
 
 const RUNS = ['crawlee', 'embedded', 'split'] as const;
 type RunName = (typeof RUNS)[number];
-const SITES = ['peroxide-docs', 'skopt-0.9', 'generated'] as const;
+const SITES = ['peroxide-docs', 'skopt-0.9', 'generated', 'doc-weight'] as const;
 /** Where each real site's pages start (peroxide's index.html is a meta refresh to /peroxide/). */
 const SEED_PATHS: Record<string, string> = {
   'peroxide-docs': '/peroxide/',
   'skopt-0.9': '/',
   generated: '/',
+  'doc-weight': '/',
 };
 const CRAWL_TIMEOUT_MS = 60 * 60_000;
 
@@ -81,10 +89,14 @@ function parseOptions(): Options {
     site,
     sitePages,
     // gleaner's own default budget is 1,000 pages; a generated site is crawled whole.
-    maxPages: integer('pages', values.pages ?? String(site === 'generated' ? sitePages : 1000), 1),
+    maxPages: integer('pages', values.pages ?? String(generatedSite(site) ? sitePages : 1000), 1),
     delayMs: integer('delay-ms', values['delay-ms'], 0),
     runs,
   };
+}
+
+function generatedSite(site: Options['site']): boolean {
+  return site === 'generated' || site === 'doc-weight';
 }
 
 interface ServedSite {
@@ -101,6 +113,15 @@ async function serveBenchSite(options: Options): Promise<ServedSite> {
       server,
       seedUrl: server.url,
       description: `generated site, ${options.sitePages} pages (testbed/generated-site.ts)`,
+    };
+  }
+  if (options.site === 'doc-weight') {
+    const server = await serveSite(undefined);
+    addDocWeightPages(server, options.sitePages);
+    return {
+      server,
+      seedUrl: server.url,
+      description: `generated documentation-weight site, ${options.sitePages} pages of ~7-8 chunks (bench/lib/doc-weight-site.ts)`,
     };
   }
   const server = await serveSite(unpackSite(options.site));
@@ -151,6 +172,14 @@ interface RunReport {
   siteServerLoopP99Ms: number;
   peakRssMiB: Record<string, number>;
   server: ServerView;
+  /** Spawn → the first request the site saw: Temporal, the store, workers, model (embedded/split runs). */
+  startupWallS?: number;
+  /** CPU of the run's own processes before the first request, ms. */
+  startupCpuMs?: number;
+  /** Spawn → done: pages / this is the end-to-end rate, start-up included. */
+  endToEndWallS?: number;
+  /** The model alone on exactly this run's stored chunks (embedded run). */
+  modelOnly?: ModelOnly;
   /** From the crawl's workflow histories (split run only). */
   history?: {
     executions: number;
@@ -164,6 +193,21 @@ interface RunReport {
   loadStart: number[];
   loadEnd: number[];
   notes: string[];
+}
+
+interface ModelOnly {
+  chunks: number;
+  pages: number;
+  wallS: number;
+  cpuS: number;
+  chunksPerS: number;
+  /** Pages/s an embedding-bound pipeline would reach on these pages: chunksPerS / chunks per page. */
+  boundPagesPerS: number;
+  /** Model-only seconds for these chunks ÷ the pipeline's end-to-end seconds (issue 30 target ≥ 0.7). */
+  ratioEndToEnd: number;
+  /** The same against the crawl wall (first request → done), start-up excluded. */
+  ratioCrawl: number;
+  load: number[];
 }
 
 function serverView(entries: RequestLogEntry[]): ServerView {
@@ -328,6 +372,51 @@ function gleanerReport(run: RunName, summary: CrawlSummary, rest: Parameters<typ
   };
 }
 
+/** The embedding texts of every chunk the embedded run stored, read from its PGlite after it exited. */
+async function storedChunkTexts(home: string): Promise<{ texts: string[]; pages: number }> {
+  const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
+  try {
+    const rows = await db.query<{
+      page_id: string;
+      title: string | null;
+      heading_path: string[];
+      content: string;
+    }>(
+      `SELECT c.page_id::text AS page_id, p.title, c.heading_path, c.content
+         FROM chunks c JOIN pages p ON p.id = c.page_id ORDER BY c.id`,
+    );
+    return {
+      texts: rows.rows.map((row) => embeddingText(row)),
+      pages: new Set(rows.rows.map((row) => row.page_id)).size,
+    };
+  } finally {
+    await db.close();
+  }
+}
+
+/** The default embedder alone (loaded as the workers load it) over `texts`, the way the pipeline submits them. */
+async function modelOnly(texts: string[], pages: number, run: RunReport): Promise<ModelOnly> {
+  const embedder = await loadEmbedder();
+  await embedder.embed(['warm-up: the first call allocates the session arena']);
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await embedder.embed(texts);
+  const wallS = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const chunksPerS = texts.length / wallS;
+  return {
+    chunks: texts.length,
+    pages,
+    wallS: round(wallS, 2),
+    cpuS: round((used.user + used.system) / 1e6, 2),
+    chunksPerS: round(chunksPerS, 2),
+    boundPagesPerS: round(chunksPerS / Math.max(1, texts.length / Math.max(1, pages)), 2),
+    ratioEndToEnd: round(wallS / Math.max(0.001, run.endToEndWallS ?? run.crawlWallS), 3),
+    ratioCrawl: round(wallS / Math.max(0.001, run.crawlWallS), 3),
+    load: os.loadavg().map((load) => round(load, 2)),
+  };
+}
+
 async function runEmbedded(site: ServedSite, options: Options): Promise<RunReport> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-pipeline-home-'));
   try {
@@ -349,17 +438,28 @@ async function runEmbedded(site: ServedSite, options: Options): Promise<RunRepor
     };
     const monitor = new RunMonitor(roles, site.server.log, logStart);
     const { summary, doneAtMs, exitedAtMs } = await followCrawlProcess(child, monitor);
-    return gleanerReport('embedded', summary, [
-      'embedded',
-      summary.pagesFetched,
-      monitor.result(),
-      serverView(site.server.log.slice(logStart)),
-      doneAtMs,
-      exitedAtMs - spawnedAt,
-      [
-        'CPU of the gleaner process covers everything in it: workflows, fetch, extraction threads, embedding, PGlite',
-      ],
-    ]);
+    const window = monitor.result();
+    const server = serverView(site.server.log.slice(logStart));
+    const result: RunReport = {
+      ...gleanerReport('embedded', summary, [
+        'embedded',
+        summary.pagesFetched,
+        window,
+        server,
+        doneAtMs,
+        exitedAtMs - spawnedAt,
+        [
+          'CPU of the gleaner process covers everything in it: workflows, fetch, extraction threads, embedding, PGlite',
+        ],
+      ]),
+      startupWallS: round((server.firstRequestMs - spawnedAt) / 1000, 2),
+      startupCpuMs: Math.round(Object.values(window.startCpuMs).reduce((sum, ms) => sum + ms, 0)),
+      endToEndWallS: round((doneAtMs - spawnedAt) / 1000, 2),
+    };
+    process.stderr.write(`[${new Date().toISOString()}] model alone on the stored chunks\n`);
+    const stored = await storedChunkTexts(home);
+    result.modelOnly = await modelOnly(stored.texts, stored.pages, result);
+    return result;
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
@@ -439,11 +539,12 @@ async function runSplit(site: ServedSite, options: Options): Promise<RunReport> 
         EMBED_QUEUE_ACTIVITIES,
       );
     }
+    const splitServer = serverView(site.server.log.slice(logStart));
     const result = gleanerReport('split', summary, [
       'split',
       summary.pagesFetched,
       window,
-      serverView(site.server.log.slice(logStart)),
+      splitServer,
       doneAtMs,
       exitedAtMs - spawnedAt,
       [
@@ -451,7 +552,13 @@ async function runSplit(site: ServedSite, options: Options): Promise<RunReport> 
         ...restarts,
       ],
     ]);
-    return { ...result, ...(history ? { history } : {}) };
+    return {
+      ...result,
+      // The workers were up before the crawl was started: start-up here is the client's and the crawl's.
+      startupWallS: round((splitServer.firstRequestMs - spawnedAt) / 1000, 2),
+      endToEndWallS: round((doneAtMs - spawnedAt) / 1000, 2),
+      ...(history ? { history } : {}),
+    };
   } finally {
     await fleet?.stop();
     await temporal?.stop().catch(() => {});
@@ -511,7 +618,26 @@ function printRun(r: RunReport): void {
     );
   line('crawl wall (first request → done)', `${r.crawlWallS} s`);
   line('process wall (start → exit)', `${r.processWallS} s`);
-  line('pages/s (end to end)', String(r.pagesPerS));
+  line('pages/s (first request → done)', String(r.pagesPerS));
+  if (r.endToEndWallS !== undefined) {
+    line('pages/s (spawn → done, start-up included)', String(round(r.pages / r.endToEndWallS, 2)));
+    if (r.chunksEmbedded !== undefined)
+      line('chunks/s (spawn → done)', String(round(r.chunksEmbedded / r.endToEndWallS, 2)));
+  }
+  if (r.startupWallS !== undefined) line('start-up: spawn → first request', `${r.startupWallS} s`);
+  if (r.startupCpuMs !== undefined) line('start-up CPU (own processes)', `${r.startupCpuMs} ms`);
+  if (r.modelOnly) {
+    const m = r.modelOnly;
+    const modelLoad = `[load ${m.load.join('/')}]`;
+    const modelLine = (label: string, value: string) =>
+      process.stdout.write(`  ${label.padEnd(56)} ${value.padEnd(16)} ${modelLoad}\n`);
+    modelLine('model alone: chunks (of pages) stored by this run', `${m.chunks} (${m.pages})`);
+    modelLine('model alone: wall / CPU', `${m.wallS} s / ${m.cpuS} s`);
+    modelLine('model alone: chunks/s', String(m.chunksPerS));
+    modelLine('model-only bound, pages/s', String(m.boundPagesPerS));
+    modelLine('of the bound, end to end (target ≥ 0.7)', String(m.ratioEndToEnd));
+    modelLine('of the bound, first request → done', String(m.ratioCrawl));
+  }
   for (const [role, ms] of Object.entries(r.cpuMsPerPage)) line(`CPU ms/page: ${role}`, String(ms));
   line('CPU ms/page: total', String(r.cpuMsPerPageTotal));
   line('cores busy (own processes)', String(r.coresBusy));
@@ -539,6 +665,81 @@ function printRun(r: RunReport): void {
   for (const note of r.notes) process.stdout.write(`  note: ${note}\n`);
 }
 
+/** The CPU's model name and the vector extensions that decide int8 speed (DESIGN: machines differ). */
+function cpuFlags(): string {
+  try {
+    const info = readFileSync('/proc/cpuinfo', 'utf8');
+    const model = /^model name\s*:\s*(.*)$/m.exec(info)?.[1] ?? 'unknown CPU';
+    const flags = new Set((/^flags\s*:\s*(.*)$/m.exec(info)?.[1] ?? '').split(/\s+/));
+    const wanted = ['avx2', 'fma', 'avx512f', 'avx512bw', 'avx512_vnni', 'avx_vnni', 'amx_int8'];
+    return `${model}; ${wanted.filter((flag) => flags.has(flag)).join(' ') || 'no AVX2'}`;
+  } catch {
+    return os.cpus()[0]?.model ?? 'unknown CPU';
+  }
+}
+
+/** Whether `gleaner` runs from its compiled build or (stale build) through tsx, which costs start-up CPU. */
+function cliBuild(): string {
+  const current =
+    spawnSync(process.execPath, [path.join(repoRoot(), 'bin', 'current-build.js')]).status === 0;
+  return current
+    ? 'compiled (dist/cli current)'
+    : 'through tsx: dist/cli is missing or stale (run `npm run build` first for start-up figures a user sees)';
+}
+
+/**
+ * Where a page's CPU goes, by stage: the split run's processes (one per task queue, so the
+ * operating system counts each stage apart), the embed worker's CPU shared between chunk embedding
+ * and the offline summary by their activity wall time, and the embedded run's start-up.
+ */
+function printBreakdown(reports: RunReport[]): void {
+  const split = reports.find((r) => r.run === 'split');
+  const embedded = reports.find((r) => r.run === 'embedded');
+  if (!split && !embedded) return;
+  process.stdout.write("\nwhere a page's CPU goes (ms per page)\n");
+  const row = (stage: string, ms: number | undefined, source: string) => {
+    if (ms === undefined) return;
+    process.stdout.write(`  ${stage.padEnd(44)} ${String(round(ms, 1)).padStart(8)}   ${source}\n`);
+  };
+  if (split) {
+    const cpu = split.cpuMsPerPage;
+    const byActivity = split.history?.embedCpuMsPerPageByActivity ?? {};
+    const summary = (byActivity.summarizePages ?? 0) + (byActivity.summarizePage ?? 0);
+    const embedding = (byActivity.embedPages ?? 0) + (byActivity.embedPage ?? 0);
+    const load = `split run, load ${split.loadEnd.join('/')}`;
+    row('fetch (HTTP, robots, link extraction, store)', cpu.fetch, load);
+    row('extraction, template/quality, chunking, page writes', cpu.extraction, `${load} (page worker)`);
+    if (embedding + summary > 0) {
+      row('embedding chunks (model, vector writes)', embedding, `${load} (embed worker by wall share)`);
+      row('offline summary and tags', summary, `${load} (embed worker by wall share)`);
+    } else row('embedding and summary', cpu.embedding, `${load} (embed worker)`);
+    row('database (Postgres)', cpu['database: postgres'], load);
+    row('workflow tasks (crawl worker)', cpu['orchestration: workflow tasks (crawl worker)'], load);
+    row('Temporal server', cpu['orchestration: temporal server'], load);
+    row(
+      'other (render+llm worker, crawl client)',
+      (cpu['other: render+llm worker'] ?? 0) + (cpu['other: gleaner crawl client'] ?? 0),
+      load,
+    );
+    row('total', split.cpuMsPerPageTotal, load);
+  }
+  if (embedded?.startupCpuMs !== undefined) {
+    row(
+      'start-up (embedded, per page of this crawl)',
+      embedded.startupCpuMs / Math.max(1, embedded.pages),
+      `embedded run: ${embedded.startupCpuMs} ms CPU, ${embedded.startupWallS} s wall, load ${embedded.loadStart.join('/')}`,
+    );
+  }
+  if (embedded?.modelOnly) {
+    const m = embedded.modelOnly;
+    row(
+      'the model alone (chunks only)',
+      (m.cpuS * 1000) / Math.max(1, m.pages),
+      `model-only pass, load ${m.load.join('/')}`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions();
   const site = await serveBenchSite(options);
@@ -547,7 +748,7 @@ async function main(): Promise<void> {
     `bench:pipeline — ${site.description} at ${site.seedUrl}\n` +
       `politeness delay ${options.delayMs} ms for both crawlers, max pages ${options.maxPages}, ` +
       `reference ${CRAWLEE_PACKAGE}@${CRAWLEE_VERSION} at concurrency 1; ${os.cpus().length} cores, ` +
-      `load ${loadAtStart.join('/')}\n`,
+      `load ${loadAtStart.join('/')}\nCPU: ${cpuFlags()}\ngleaner CLI: ${cliBuild()}\n`,
   );
   const reports: RunReport[] = [];
   try {
@@ -574,6 +775,7 @@ async function main(): Promise<void> {
     }
   }
   const loadNow = os.loadavg().map((load) => round(load, 2));
+  printBreakdown(reports);
   process.stdout.write('\nsummary\n');
   for (const r of reports) {
     const ratio = ratios[r.run] !== undefined ? `, ${ratios[r.run]} of Crawlee's rate (target ≥ 0.12)` : '';
@@ -581,6 +783,15 @@ async function main(): Promise<void> {
       `  ${r.run.padEnd(9)} ${String(r.pagesPerS).padStart(7)} pages/s, ${r.pages} pages in ${r.crawlWallS} s, ` +
         `${r.cpuMsPerPageTotal} CPU ms/page${ratio}  [load ${r.loadEnd.join('/')}]\n`,
     );
+    const m = r.modelOnly;
+    if (m && r.endToEndWallS !== undefined) {
+      process.stdout.write(
+        `  ${''.padEnd(9)} end to end ${round(r.pages / r.endToEndWallS, 2)} pages/s, ` +
+          `${round((r.chunksEmbedded ?? m.chunks) / r.endToEndWallS, 2)} chunks/s; the model alone ${m.chunksPerS} chunks/s ` +
+          `(bound ${m.boundPagesPerS} pages/s): ${m.ratioEndToEnd} of the bound end to end (target ≥ 0.7), ` +
+          `${m.ratioCrawl} from the first request  [load ${m.load.join('/')}]\n`,
+      );
+    }
   }
   process.stdout.write(
     `${JSON.stringify({
@@ -592,6 +803,7 @@ async function main(): Promise<void> {
       cores: os.cpus().length,
       loadStart: loadAtStart,
       loadEnd: loadNow,
+      cpu: cpuFlags(),
       reference: `${CRAWLEE_PACKAGE}@${CRAWLEE_VERSION}`,
       ratioToCrawlee: ratios,
       runs: reports,

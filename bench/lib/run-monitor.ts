@@ -24,6 +24,8 @@ interface Snapshot {
 export interface RunWindow {
   /** CPU ms per role between the first request and the end. */
   cpuMs: Record<string, number>;
+  /** CPU ms per role before the first request (start-up, for processes spawned with the monitor). */
+  startCpuMs: Record<string, number>;
   /** Core-ms the whole machine was busy in the window (all processes, /proc/stat). */
   machineBusyMs: number;
   /** CPU ms of this bench process (site server) in the window. */
@@ -75,6 +77,7 @@ export class RunMonitor {
     );
     return {
       cpuMs,
+      startCpuMs: { ...start.cpuMs },
       machineBusyMs: end.machineBusyMs - start.machineBusyMs,
       benchCpuMs: end.benchCpuMs - start.benchCpuMs,
       windowMs: end.atMs - start.atMs,
