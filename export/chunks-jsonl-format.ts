@@ -35,9 +35,11 @@ export function chunksJsonl(): ChunksJsonlFormat {
           token_count: number;
           embedding: string | null;
           embedding_model: string | null;
+          page_first: number | null;
+          page_last: number | null;
         }>(
           `SELECT p.url, p.final_url, p.title, c.position, c.chunk_hash, c.heading_path, c.content, c.token_count,
-                  c.embedding::text AS embedding, c.embedding_model
+                  c.embedding::text AS embedding, c.embedding_model, c.page_first, c.page_last
              FROM chunks c JOIN pages p ON p.id = c.page_id
             WHERE ${where} AND (p.url, c.position) > ($${at + 1}, $${at + 2})
             ORDER BY p.url, c.position LIMIT ${CHUNK_BATCH}`,
@@ -58,6 +60,8 @@ export function chunksJsonl(): ChunksJsonlFormat {
               token_count: row.token_count,
               file: paths.get(row.url) ?? null,
               embedding_model: row.embedding_model,
+              // A PDF's pages the chunk spans (1-based); absent for other documents.
+              ...(row.page_first === null ? {} : { page_first: row.page_first, page_last: row.page_last }),
             },
           });
           // The vector goes in as pgvector's own text: valid JSON, and the same digits on every run.

@@ -91,6 +91,7 @@ interface PageRow {
   markdown: string;
   summary: string | null;
   tags: string[] | null;
+  source_type: string;
 }
 
 export async function exportCorpus(db: Database, options: ExportOptions): Promise<ExportSummary> {
@@ -162,7 +163,7 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
     const batch = urlRows.slice(offset, offset + PAGE_BATCH).map((row) => row.url);
     const { rows } = await db.query<PageRow>(
       `SELECT p.id, p.url, p.final_url, p.origin, p.title, p.fetched_at, p.extracted_at, p.content_hash,
-              p.language, p.metadata, p.markdown, s.summary, s.tags
+              p.language, p.metadata, p.markdown, s.summary, s.tags, p.source_type
          FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id
         WHERE p.url = ANY($1::text[]) ORDER BY p.url`,
       [batch],
@@ -267,5 +268,6 @@ function toPage(row: PageRow): ExportPage {
     markdown: row.markdown,
     summary: row.summary,
     tags: row.tags ?? [],
+    sourceType: row.source_type,
   };
 }

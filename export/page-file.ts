@@ -18,6 +18,8 @@ export interface ExportPage {
   markdown: string;
   summary: string | null;
   tags: string[];
+  /** `html`, `pdf`, `markdown`, `text` or `docx` (pages.source_type, migration 017). */
+  sourceType: string;
 }
 
 /** Fields every file's frontmatter carries (null when the store has no value). */
@@ -31,6 +33,7 @@ export const FRONTMATTER_FIELDS = [
   'lang',
   'summary',
   'tags',
+  'source_type',
 ] as const;
 
 function text(value: unknown): string | undefined {
@@ -49,6 +52,7 @@ export function frontmatter(page: ExportPage): Record<string, unknown> {
     lang: page.lang ?? text(meta.language) ?? null,
     summary: page.summary,
     tags: page.tags,
+    source_type: page.sourceType,
   };
   for (const [key, source] of [
     ['author', 'author'],

@@ -15,8 +15,12 @@ import path from 'node:path';
 /** Folder (inside each host's folder) holding the images of that host's pages. */
 export const ASSETS_DIR = '_assets';
 
-/** Extensions that name a page rather than a file type: replaced by `.md`. */
-const PAGE_EXTENSIONS = /\.(html?|xhtml|php\d?|aspx?|jspx?|shtml|cgi)$/i;
+/**
+ * Extensions that name a page rather than a file type: replaced by `.md` (a Markdown document's own
+ * `.md` too, so `/guide.md` exports as `guide.md`). Other documents keep theirs: `/report.pdf`
+ * exports as `report.pdf.md`, beside a `report.html` page's `report.md`.
+ */
+const PAGE_EXTENSIONS = /\.(html?|xhtml|php\d?|aspx?|jspx?|shtml|cgi|md|markdown)$/i;
 /** Characters that are not safe in a file name on common file systems. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters must not reach a file name
 const UNSAFE_CHARS = /[\u0000-\u001f<>:"/\\|?*\u007f]/g;

@@ -68,6 +68,7 @@ describe('llms.txt escaping', () => {
         markdown: '# Body',
         summary,
         tags: ['a: b', '- c'],
+        sourceType: 'html',
       },
       '# Body',
     );
@@ -77,5 +78,6 @@ describe('llms.txt escaping', () => {
     expect(front.summary).toBe(summary);
     expect(front.title).toBe('x: "y"\n---');
     expect(front.tags).toEqual(['a: b', '- c']);
+    expect(front.source_type).toBe('html');
   });
 });

@@ -10,6 +10,9 @@ describe('export tree paths', () => {
     expect(naturalPagePath('https://docs.example.com/a/b/')).toBe('docs.example.com/a/b/index.md');
     expect(naturalPagePath('http://127.0.0.1:8000/x')).toBe('127.0.0.1_8000/x.md');
     expect(naturalPagePath('https://h.org/notes.txt')).toBe('h.org/notes.txt.md');
+    // Documents: a Markdown file keeps its one .md, a PDF its own extension before the .md.
+    expect(naturalPagePath('https://h.org/docs/pond-care.md')).toBe('h.org/docs/pond-care.md');
+    expect(naturalPagePath('https://h.org/docs/report.pdf')).toBe('h.org/docs/report.pdf.md');
     expect(naturalPagePath('https://h.org/a%20b/c%3Fd.html')).toBe('h.org/a b/c_d.md');
     expect(naturalPagePath('https://h.org/_assets/x.html')).toBe('h.org/_assets-page/x.md');
     const q1 = naturalPagePath('https://h.org/list?page=2');
