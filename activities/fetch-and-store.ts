@@ -14,6 +14,7 @@ import type { Database, Queryable } from '../db/database';
 import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable } from '../domain/crawlable';
 import type { LinkExtraction } from '../domain/links';
+import { detectRedirectStub, type RedirectStub } from '../domain/redirect-stub';
 import type { FetchTier } from '../domain/render-decision';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
 import type { ScopePredicate } from '../domain/scope';
@@ -267,6 +268,11 @@ export async function store(
   const read =
     kind === 'html' ? await readHtml(fetched, finalUrl, options) : await readDocument(fetched, kind, options);
   const { extraction, contentHash, bodyGz } = read.html;
+  // A redirect stub (meta refresh or script location) is a hop, not a page: its target is claimed
+  // and fetched through the normal path, robots and SSRF checks included (issue 27 item 3).
+  const stub =
+    kind === 'html' ? detectRedirectStub(fetched.text, finalUrl, extraction.metaRefreshUrl) : undefined;
+  if (stub) return followStub(db, input, fetched, finalUrl, stub, inScope);
   const headerRobots = parseXRobotsTag(fetched.headers['x-robots-tag'], input.spec.userAgent);
   const directives = {
     noindex: extraction.metaRobots.noindex || headerRobots.noindex,
@@ -350,6 +356,46 @@ export async function store(
     ...(directives.noindex ? { noindex: true } : {}),
     ...(read.html.assessment ? { renderAssessment: read.html.assessment } : {}),
     ...visit,
+  };
+}
+
+/**
+ * Records a redirect stub in the fetch log (`redirect-stub`, its target as final URL) and claims its
+ * target like a redirect's, when in scope; the stub itself is never stored as a page.
+ */
+async function followStub(
+  db: Database,
+  input: FetchAndStoreInput,
+  fetched: Extract<FetchPageResult, { kind: 'ok' }>,
+  finalUrl: string,
+  stub: RedirectStub,
+  inScope: ScopePredicate,
+): Promise<FetchAndStoreResult> {
+  const admitted = isCrawlable(stub.target, inScope) && admitLink(stub.target, inScope);
+  const { discovered, spilled } = await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, error, started_at)
+       VALUES ($1, $2, $3, 'redirect-stub', $4, $5, $6, now())`,
+      [
+        input.crawlId,
+        input.url,
+        stub.target,
+        fetched.status,
+        fetched.bytes,
+        `${stub.via} stub to ${stub.target}${admitted ? '' : ': out of scope, not followed'}`,
+      ],
+    );
+    const hop = admitted ? [{ url: stub.target, origin: originOf(stub.target), depth: input.depth }] : [];
+    return claim(tx, input, hop, finalUrl);
+  });
+  return {
+    outcome: 'ok',
+    status: fetched.status,
+    finalUrl,
+    bytes: fetched.bytes,
+    linksStored: 0,
+    discovered: discovered.filter((found) => found.url !== finalUrl),
+    ...(spilled > 0 ? { spilled } : {}),
   };
 }
 
