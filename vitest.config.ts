@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
  */
 const TIMED = [
   'test/domain/linear-time-properties.test.ts',
+  'test/domain/site-template.test.ts',
   'test/domain/text-linear-time-properties.test.ts',
   'test/extract/linear-time-properties.test.ts',
   'test/extract/documents-linear-time.test.ts',
