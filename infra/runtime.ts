@@ -69,6 +69,9 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       await cleanup().catch((error) => logger.warn({ err: error }, 'cleanup failed'));
   };
 
+  // Started beside the store (below) and awaited before `close` can run, so a failure of one never
+  // leaves the other's process behind.
+  let temporalStarting: Promise<TemporalDevServer | undefined> | undefined;
   try {
     let db: Database;
     let databaseUrl = process.env.DATABASE_URL;
@@ -94,6 +97,22 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       }
     }
 
+    // The dev server is a process of its own: it starts while this one opens and migrates the store.
+    if (!temporalAddress) {
+      mkdirSync(home, { recursive: true, mode: 0o700 });
+      temporalStarting = startTemporalDevServer({
+        dbFile: path.join(home, 'temporal.db'),
+        logFile: path.join(home, 'temporal.log'),
+        uiPort: options.ui === false ? false : undefined,
+        namespace,
+      }).then((started) => {
+        cleanups.push(() => started.stop());
+        return started;
+      });
+      // Observed here so a store failure meanwhile is not also an unhandled rejection.
+      temporalStarting.catch(() => {});
+    }
+
     if (databaseUrl) {
       db = new PgDatabase(databaseUrl);
       cleanups.push(() => db.close());
@@ -110,21 +129,13 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     }
     if (!embedded.attached) await migrate(db);
 
-    let server: TemporalDevServer | undefined;
-    if (!temporalAddress) {
-      mkdirSync(home, { recursive: true, mode: 0o700 });
-      server = await startTemporalDevServer({
-        dbFile: path.join(home, 'temporal.db'),
-        logFile: path.join(home, 'temporal.log'),
-        uiPort: options.ui === false ? false : undefined,
-        namespace,
-      });
+    const server = await temporalStarting;
+    if (server) {
       temporalAddress = server.address;
       temporalUiUrl = server.uiUrl;
       if (db instanceof PgliteDatabase) db.updateLock({ temporalPid: server.pid });
-      const started = server;
-      cleanups.push(() => started.stop());
     }
+    if (!temporalAddress) throw new Error('no Temporal address after starting the dev server');
     // The socket's URL is in the lock already, without its password (PgliteDatabase.open).
     if (db instanceof PgliteDatabase) db.updateLock({ temporalAddress, temporalUiUrl });
 
@@ -161,6 +172,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       close,
     };
   } catch (error) {
+    await temporalStarting?.catch(() => {});
     await close();
     throw error;
   }
