@@ -8,6 +8,7 @@
  * claimed a second time, so `onlyDue` can leave the pages that are not due unvisited.
  */
 import type { Database } from '../db/database';
+import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable } from '../domain/crawlable';
 import { originOf } from '../domain/url';
 import { checkPageLimit, keysetPage } from './claim-paging';
@@ -62,7 +63,10 @@ export async function claimKnownPagesCore(
     );
     if (rows.length === 0) break;
     afterId = Number(rows.at(-1)?.id);
-    const wanted = rows.filter((row) => row.depth <= input.spec.maxDepth && isCrawlable(row.url, inScope));
+    const contentTypes = input.spec.contentTypes ?? CONTENT_TYPES;
+    const wanted = rows.filter(
+      (row) => row.depth <= input.spec.maxDepth && isCrawlable(row.url, inScope, contentTypes),
+    );
     if (wanted.length === 0) continue;
     await db.query(
       `INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from, source, due_at)

@@ -14,6 +14,7 @@
 import { createGunzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
+import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable } from '../domain/crawlable';
 import { DEFAULT_DELAY_MS } from '../domain/politeness/gap';
 import {
@@ -218,7 +219,7 @@ export async function ingestSitemapsCore(
           result.urlsSeen++;
           const url = canonicalizeUrl(entry.loc, sitemap.url);
           if (url === null || accepted.has(url) || originOf(url) !== origin) return true;
-          if (!isCrawlable(url, inScope)) return true;
+          if (!isCrawlable(url, inScope, spec.contentTypes ?? CONTENT_TYPES)) return true;
           if (accepted.size >= limits.maxUrlsPerOrigin) {
             result.truncated = true;
             return false;

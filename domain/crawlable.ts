@@ -7,8 +7,16 @@ import { hasNonPageExtension } from './page-filter';
 import { isDeniedByDefault, type ScopePredicate } from './scope';
 import { trapReason } from './traps';
 
-export function isCrawlable(url: string, inScope: ScopePredicate): boolean {
+/** `contentTypes`: the crawl's (spec `contentTypes`); a `.pdf` URL is crawlable when it names `pdf`. */
+export function isCrawlable(
+  url: string,
+  inScope: ScopePredicate,
+  contentTypes: readonly string[] = [],
+): boolean {
   return (
-    inScope(url) && !isDeniedByDefault(url) && !hasNonPageExtension(url) && trapReason(url) === undefined
+    inScope(url) &&
+    !isDeniedByDefault(url) &&
+    !hasNonPageExtension(url, contentTypes) &&
+    trapReason(url) === undefined
   );
 }

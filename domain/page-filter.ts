@@ -92,8 +92,14 @@ export const NON_PAGE_EXTENSIONS: readonly string[] = [
 
 const EXTENSIONS = new Set(NON_PAGE_EXTENSIONS);
 
-/** True when the URL's last path segment ends in a known non-page extension. */
-export function hasNonPageExtension(url: string): boolean {
+/** The extension of each document type a crawl may fetch (`contentTypes`) that the list above holds. */
+const DOCUMENT_EXTENSIONS: Readonly<Record<string, string>> = { pdf: 'pdf', docx: 'docx' };
+
+/**
+ * True when the URL's last path segment ends in a known non-page extension. `contentTypes` (the
+ * crawl's) makes the extensions of the documents it fetches pages again: `.pdf` with `pdf`.
+ */
+export function hasNonPageExtension(url: string, contentTypes: readonly string[] = []): boolean {
   let pathname: string;
   try {
     pathname = new URL(url).pathname;
@@ -102,5 +108,7 @@ export function hasNonPageExtension(url: string): boolean {
   }
   const lastSegment = pathname.slice(pathname.lastIndexOf('/') + 1);
   const dot = lastSegment.lastIndexOf('.');
-  return dot > 0 && EXTENSIONS.has(lastSegment.slice(dot + 1).toLowerCase());
+  if (dot <= 0) return false;
+  const extension = lastSegment.slice(dot + 1).toLowerCase();
+  return EXTENSIONS.has(extension) && !contentTypes.some((type) => DOCUMENT_EXTENSIONS[type] === extension);
 }

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { isCrawlable } from '../../domain/crawlable';
+import { hasNonPageExtension } from '../../domain/page-filter';
+
+const everywhere = () => true;
+
+describe('non-page extensions and the crawl content types', () => {
+  it('skips .pdf and .docx unless the crawl fetches those documents', () => {
+    expect(hasNonPageExtension('https://h.org/report.pdf')).toBe(true);
+    expect(hasNonPageExtension('https://h.org/report.pdf', ['html'])).toBe(true);
+    expect(hasNonPageExtension('https://h.org/report.PDF', ['html', 'pdf'])).toBe(false);
+    expect(hasNonPageExtension('https://h.org/handbook.docx', ['pdf'])).toBe(true);
+    expect(hasNonPageExtension('https://h.org/handbook.docx', ['docx'])).toBe(false);
+    // Other files stay skipped whatever the crawl fetches.
+    expect(hasNonPageExtension('https://h.org/a.zip', ['html', 'pdf', 'markdown', 'text', 'docx'])).toBe(
+      true,
+    );
+    expect(hasNonPageExtension('https://h.org/notes.md')).toBe(false);
+  });
+
+  it('isCrawlable passes the content types on', () => {
+    expect(isCrawlable('https://h.org/report.pdf', everywhere)).toBe(false);
+    expect(isCrawlable('https://h.org/report.pdf', everywhere, ['pdf'])).toBe(true);
+  });
+});
