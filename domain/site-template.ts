@@ -87,6 +87,7 @@ export interface CleanedMarkdown {
 
 const HEADING = /^(#{1,6})[ \t]+(.*?)[ \t#]*$/;
 const FENCE = /^[ \t]{0,3}(`{3,}|~{3,})/;
+const FENCE_CLOSE = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*$/;
 const TABLE_ROW = /^\s*\|/;
 
 /**
@@ -164,7 +165,8 @@ export function splitBlocks(markdown: string): TemplateBlock[] {
       const length = (fence[1] as string).length;
       let end = i + 1;
       while (end < lines.length) {
-        const closing = FENCE.exec(lines[end] as string);
+        // A closing fence is the marker alone (CommonMark): "```rust" inside a block is content.
+        const closing = FENCE_CLOSE.exec(lines[end] as string);
         if (closing && (closing[1] as string)[0] === marker && (closing[1] as string).length >= length) break;
         end++;
       }

@@ -76,6 +76,15 @@ describe('site template removal', () => {
     expect(a?.key).toBe(blockKey('', 'see the manual for every detail of it.'));
   });
 
+  it('ends a fenced block at a bare fence only: an info string inside it is content', () => {
+    const blocks = splitBlocks('# T\n\n```\n```rust\nlet x = 1;\n```\n\nAfter the code.\n');
+    expect(blocks.map((block) => [block.kind, block.startLine, block.endLine])).toEqual([
+      ['heading', 0, 1],
+      ['code', 2, 6],
+      ['prose', 7, 8],
+    ]);
+  });
+
   it('never removes code, even when it repeats on every page', () => {
     const code = '# P\n\nText of its own here for a page.\n\n```\nnpm install gleaner\n```\n';
     const cleaned = removeTemplate(code, learn([code, code, code, code, code], 5));
