@@ -372,7 +372,7 @@ function gleanerReport(run: RunName, summary: CrawlSummary, rest: Parameters<typ
   };
 }
 
-/** The embedding texts of every chunk the embedded run stored, read from its PGlite after it exited. */
+/** The embedding texts of every chunk the embedded run embedded, read from its PGlite after it exited. */
 async function storedChunkTexts(home: string): Promise<{ texts: string[]; pages: number }> {
   const db = await PgliteDatabase.open({ dataDir: path.join(home, 'pgdata'), socket: false });
   try {
@@ -383,7 +383,7 @@ async function storedChunkTexts(home: string): Promise<{ texts: string[]; pages:
       content: string;
     }>(
       `SELECT c.page_id::text AS page_id, p.title, c.heading_path, c.content
-         FROM chunks c JOIN pages p ON p.id = c.page_id ORDER BY c.id`,
+         FROM chunks c JOIN pages p ON p.id = c.page_id WHERE c.embedding IS NOT NULL ORDER BY c.id`,
     );
     return {
       texts: rows.rows.map((row) => embeddingText(row)),
