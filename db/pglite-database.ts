@@ -19,10 +19,10 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Database, Queryable, QueryResult, SqlParam } from './database';
+import { preparePgliteArtifacts } from './pglite-artifacts';
 import type { SocketDoor, SocketLog } from './pglite-socket-door';
 import {
   ensurePrivateDir,
@@ -246,7 +246,15 @@ export class PgliteDatabase implements Database {
       // A new directory is initialised by a short-lived child (see pglite-initdb.mjs): initdb's
       // ~830 MB peak and ~150 MB residue then never reach this long-lived process.
       if (!existsSync(path.join(options.dataDir, 'PG_VERSION'))) await initDataDirInChild(options.dataDir);
+      // The WebAssembly compiles on V8's threads while this thread loads PGlite's JavaScript, which
+      // is imported here and not at the top for that reason (db/pglite-artifacts.ts).
+      const artifacts = preparePgliteArtifacts();
+      const [{ PGlite }, { vector }] = await Promise.all([
+        import('@electric-sql/pglite'),
+        import('@electric-sql/pglite-pgvector'),
+      ]);
       const pg = await PGlite.create(options.dataDir, {
+        ...(await artifacts),
         extensions: { vector },
         startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers()}`],
       });
