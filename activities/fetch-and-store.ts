@@ -13,6 +13,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable } from '../domain/crawlable';
+import { normalizeLanguageTag } from '../domain/languages';
 import type { LinkExtraction } from '../domain/links';
 import { detectRedirectStub, type RedirectStub } from '../domain/redirect-stub';
 import type { FetchTier } from '../domain/render-decision';
@@ -542,7 +543,7 @@ function followable(
   const depth = input.depth + 1;
   if (depth > input.spec.maxDepth) return [];
   const urls = extraction.links
-    .filter((link) => !link.nofollow && link.tag !== 'link')
+    .filter((link) => !link.nofollow && link.tag !== 'link' && keepsLanguage(link.hreflang, input.spec.lang))
     .map((link) => link.url);
   if (extraction.metaRefreshUrl) urls.push(extraction.metaRefreshUrl);
   const seen = new Set<string>();
@@ -550,10 +551,23 @@ function followable(
   for (const url of urls) {
     if (seen.has(url)) continue;
     seen.add(url);
-    if (!isCrawlable(url, inScope) || !admitLink(url, inScope)) continue;
+    if (!isCrawlable(url, inScope, input.spec.contentTypes ?? CONTENT_TYPES) || !admitLink(url, inScope))
+      continue;
     result.push({ url, origin: originOf(url), depth });
   }
   return result;
+}
+
+/**
+ * With `--lang`, a link marked as an alternate in another language (`hreflang="fr"`) is not followed:
+ * the page behind it would only be flagged wrong-language. A link without hreflang is followed.
+ */
+function keepsLanguage(hreflang: string | undefined, lang: readonly string[] | undefined): boolean {
+  if (!hreflang || !lang || lang.length === 0) return true;
+  const code = normalizeLanguageTag(hreflang);
+  // eld cannot tell Indonesian from Malay, so the verdict takes either for the other; so does this.
+  const same = code === 'id' ? 'ms' : code === 'ms' ? 'id' : code;
+  return code === undefined || lang.includes(code) || (same !== undefined && lang.includes(same));
 }
 
 interface Edge {

@@ -30,7 +30,9 @@ export type FetchSpec = Pick<
   // inputs scheduled before it was passed: then the spec's default delay applies, `originGapMs`).
   Partial<Pick<CrawlSpec, 'bodyTimeoutMs' | 'delayMs'>> &
   // contentTypes: absent in inputs scheduled before documents were fetched (then every type is).
-  Partial<Pick<CrawlSpec, 'contentTypes'>>;
+  Partial<Pick<CrawlSpec, 'contentTypes'>> &
+  // lang: links whose hreflang names another language are not followed (absent: all are).
+  Partial<Pick<CrawlSpec, 'lang'>>;
 
 export interface FetchAndStoreInput {
   crawlId: string;

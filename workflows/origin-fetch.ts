@@ -35,6 +35,7 @@ export function fetchSpecOf(spec: CrawlSpec): FetchSpec {
     bodyTimeoutMs: spec.bodyTimeoutMs,
     delayMs: spec.delayMs,
     ...(spec.contentTypes ? { contentTypes: spec.contentTypes } : {}),
+    ...(spec.lang && spec.lang.length > 0 ? { lang: spec.lang } : {}),
   };
 }
 
