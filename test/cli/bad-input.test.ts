@@ -1,7 +1,8 @@
 /**
  * Bad input gets one clear line and a non-zero exit — no stack trace for user errors — and the
- * durable state stays usable: an unreachable seed, a non-HTML seed, a malformed URL, an unknown
- * flag, a bad number, a database that is down.
+ * durable state stays usable: an unreachable seed, a non-HTML seed with only HTML asked for, a
+ * malformed URL, an unknown flag or content type, a bad number, a database that is down. A broken
+ * PDF is a document that failed, named with its reason, not a failed crawl.
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -75,6 +76,18 @@ describe('bad input on the command line', () => {
     expect(result.stderr).toMatch(/--max-pages must be a whole number, got "lots"/);
   });
 
+  it('an unknown content type', async () => {
+    const result = await runGleaner(['crawl', site.url, '--content-types', 'html,epub'], env);
+    expect(result.code).toBe(2);
+    expectOneLineError(
+      result.stderr,
+      /^gleaner: --content-types: must be one of html, pdf, markdown, text, docx$/,
+    );
+    const empty = await runGleaner(['crawl', site.url, '--content-types', ','], env);
+    expect(empty.code).toBe(2);
+    expectOneLineError(empty.stderr, /^gleaner: --content-types: name at least one content type$/);
+  });
+
   it('an unknown scope', async () => {
     const result = await runGleaner(['crawl', site.url, '--scope', 'everywhere'], env);
     expect(result.code).toBe(2);
@@ -102,7 +115,28 @@ describe('bad input on the command line', () => {
     expectOneLineError(result.stderr, /^gleaner: crawl \S+ failed: .*ECONNREFUSED/);
   });
 
-  it('a seed that is not HTML fails the crawl with the content type', async () => {
+  it('a seed that is not HTML fails the crawl with the content type when only HTML is asked for', async () => {
+    const result = await runGleaner(
+      [
+        'crawl',
+        `${site.origin}/report`,
+        '--content-types',
+        'html',
+        '--allow-host',
+        '127.0.0.1',
+        '--wait',
+        '--json',
+        '--no-local-workers',
+      ],
+      env,
+    );
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).failureReason).toMatch(
+      /not an HTML page \(content-type application\/pdf\)/,
+    );
+  });
+
+  it('a PDF seed is a document: a broken one is named with its reason and the crawl completes', async () => {
     const result = await runGleaner(
       [
         'crawl',
@@ -115,9 +149,16 @@ describe('bad input on the command line', () => {
       ],
       env,
     );
-    expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout).failureReason).toMatch(
-      /not an HTML page \(content-type application\/pdf\)/,
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({
+      status: 'completed',
+      pagesFetched: 1,
+      pagesIndexed: 0,
+      pagesByType: { pdf: 1 },
+    });
+    expect(summary.failures).toContainEqual(
+      expect.objectContaining({ reason: 'pdf-broken', sampleUrls: [`${site.origin}/report`] }),
     );
   });
 
@@ -159,6 +200,11 @@ describe('bad input on the command line', () => {
       env,
     );
     expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'completed', pagesFetched: 3 });
+    // The three pages, and /report: stored by the PDF test above, so a known page this crawl revisits.
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      status: 'completed',
+      pagesFetched: 4,
+      pagesByType: { html: 3, pdf: 1 },
+    });
   });
 });
