@@ -1,11 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './testbed/longest-first';
 
 /**
  * Files that assert bounds on time (CPU or wall) for work they do in their own process: linear-time
  * growth checks, CPU budgets, fetch deadlines; and cli/embedded, whose Ctrl-C test races two
  * `gleaner` reads against a paced crawl (beside the unit files the crawl won: 12 of 12 pages before
- * the SIGINT). They run last and alone, as every file ran before the suite was split, so nothing
- * else on the two cores moves their figures.
+ * the SIGINT). They run last and alone (one worker thread, each file in a thread of its own), so
+ * nothing else on the two cores moves their figures.
  */
 const TIMED = [
   'test/domain/linear-time-properties.test.ts',
@@ -32,8 +33,8 @@ const TIMED = [
  * Files whose test process runs no Temporal SDK and no browser: pure logic, the extraction pipeline,
  * the embedding model, in-process PGlite, a native Postgres as a child process, and `gleaner`
  * commands run as child processes (robots, search, export, and the embedded default, whose dev
- * server and PGlite live in the child; these mostly wait on it). They run beside the integration
- * files, on the second core.
+ * server and PGlite live in the child; these mostly wait on it). They run one at a time on one
+ * worker thread, beside the integration files.
  */
 const UNIT = [
   'test/domain/**/*.test.ts',
@@ -64,7 +65,6 @@ const UNIT = [
   'test/cli/notify-command.test.ts',
   'test/db/store-files.test.ts',
   'test/db/pglite-store.test.ts',
-  'test/db/pglite-artifacts.test.ts',
   'test/db/socket-auth.test.ts',
   'test/infra/llm-api-key.test.ts',
   'test/search/search-command.test.ts',
@@ -84,12 +84,30 @@ const UNIT = [
   'test/infra/native-postgres-env.test.ts',
 ];
 
+/**
+ * Integration files that must not run beside another integration file: each one here says why.
+ * They run after the other integration files, one at a time, in one process (vitest still loads
+ * each file's modules afresh).
+ */
+const SERIAL: string[] = [
+  // Kills a worker, then stops and restarts its Temporal server, mid-crawl of a site it embeds
+  // whole: beside another integration file (load ~24) its second case ran past 300 s.
+  'test/integration/crash-recovery.test.ts',
+];
+
 export default defineConfig({
   test: {
     // Vitest 3.2 sizes each pool (forks, threads) from the root config and shares it across the
-    // projects that use it; a project's own fileParallelism does not limit it. So: one worker per
-    // pool, and the unit and integration projects on different pools, two workers on two cores.
-    fileParallelism: false,
+    // projects that use it; a project's own fileParallelism does not limit it. So the pools are
+    // sized here: one thread for the unit lane, two forks for the integration lane (its files
+    // mostly wait on polite delays, Temporal timers and backoff, so two of them share the two
+    // cores with the unit lane well). The timed lane runs on the one thread, after the others.
+    poolOptions: {
+      threads: { maxThreads: 1, minThreads: 1 },
+      forks: { maxForks: 2, minForks: 1 },
+    },
+    // Longest first, from known durations when there is no earlier run (CI's fresh clone).
+    sequence: { sequencer: LongestFirstSequencer },
     // A skopt crawl runs the whole page pipeline (extract, chunk, embed ~700 chunks on two cores).
     testTimeout: 300_000,
     hookTimeout: 300_000,
@@ -108,10 +126,21 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...TIMED],
-          // Integration files start real servers and kill processes: one file at a time, each in
-          // a process of its own.
+          exclude: [...UNIT, ...TIMED, ...SERIAL],
+          // Integration files start real servers and kill processes: each in a process of its own,
+          // two at a time. Each starts its own Temporal dev server, Postgres, sites and receivers
+          // on free ports, under its own temp dirs, and kills only what it started.
           pool: 'forks',
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'serial',
+          include: SERIAL.length > 0 ? SERIAL : ['no-serial-files'],
+          pool: 'forks',
+          // The forks pool runs a singleFork project's files after the others, one at a time.
+          poolOptions: { forks: { singleFork: true } },
         },
       },
       {
@@ -119,7 +148,8 @@ export default defineConfig({
         test: {
           name: 'timed',
           include: TIMED,
-          pool: 'forks',
+          // The one thread: after the unit and integration lanes, one file at a time.
+          pool: 'threads',
           // Projects of one group run at the same time; a later group starts when it is done.
           sequence: { groupOrder: 1 },
         },
