@@ -31,6 +31,21 @@ describe('the embedded PGlite store', () => {
     expect(distance.rows[0]?.d).toBeCloseTo(1);
   });
 
+  it('finds a page by its final URL through an index, not a scan of every page', async () => {
+    // The lookup of fetch_page and GET /pages?url= when the URL is not a page's own.
+    await db.exec('SET enable_seqscan = off');
+    try {
+      const plan = await db.query<{ 'QUERY PLAN': string }>(
+        "EXPLAIN SELECT id FROM pages WHERE url = 'https://a.example/x' UNION ALL SELECT id FROM pages WHERE final_url = 'https://a.example/x' LIMIT 1",
+      );
+      const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+      expect(text).toContain('pages_final_url_idx');
+      expect(text).not.toMatch(/Seq Scan/);
+    } finally {
+      await db.exec('RESET enable_seqscan');
+    }
+  });
+
   it('refuses a second opener with a clear error naming the holder', async () => {
     const second = PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata'), socket: false });
     await expect(second).rejects.toBeInstanceOf(StoreLockedError);
