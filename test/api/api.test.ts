@@ -133,6 +133,9 @@ describe('starting and watching a crawl', () => {
       [{ allowHosts: '127.0.0.1' }, '"allowHosts"'],
       [{ maxPages: '3' }, '"maxPages"'],
       [{ onlyDue: 'false' }, '"onlyDue"'],
+      [{ contentTypes: ['html', 'epub'] }, '"contentTypes.1"'],
+      [{ contentTypes: [] }, '"contentTypes"'],
+      [{ contentTypes: 'pdf' }, '"contentTypes"'],
     ];
     for (const [fields, named] of renamed) {
       const answer = await postJson('/crawls', { seeds: [site.url], ...fields });
