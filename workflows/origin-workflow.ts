@@ -320,7 +320,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // Pages processed before the origin's site template was learnt are cleaned again (runs recorded
   // before templates end without this step).
   if (patched('site-templates-v1')) {
-    const recleaned = await recleanOrigin(origin);
+    const recleaned = await recleanOrigin(origin, spec.llmSummaries === true);
     state.stats.chunksEmbedded = (state.stats.chunksEmbedded ?? 0) + recleaned.chunksEmbedded;
   }
   phase = 'done';

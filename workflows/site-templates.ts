@@ -8,6 +8,7 @@
 import { log, proxyActivities } from '@temporalio/workflow';
 import type { ActivityApi } from '../activities/types';
 import { ACTIVITY_HEARTBEAT_TIMEOUT, NON_RETRYABLE_ERROR_TYPES, TASK_QUEUES } from '../domain/temporal-names';
+import { runLlmPasses } from './llm-passes';
 
 const retry = {
   initialInterval: '1 second',
@@ -37,8 +38,11 @@ export interface TemplateRecleanResult {
   chunksEmbedded: number;
 }
 
-/** Cleans the origin's pages again where its template changed what they lose; never fails the origin. */
-export async function recleanOrigin(origin: string): Promise<TemplateRecleanResult> {
+/**
+ * Cleans the origin's pages again where its template changed what they lose; never fails the origin.
+ * With `llm` (the crawl's llmSummaries) the re-cleaned pages get their LLM passes again too.
+ */
+export async function recleanOrigin(origin: string, llm = false): Promise<TemplateRecleanResult> {
   const result: TemplateRecleanResult = { pages: 0, chunksEmbedded: 0 };
   let afterPageId = 0;
   try {
@@ -48,6 +52,7 @@ export async function recleanOrigin(origin: string): Promise<TemplateRecleanResu
         const embedded = await embedPages({ pageIds: batch.pageIds });
         for (const page of embedded.pages) result.chunksEmbedded += page.embedded;
         await summarizePages({ pageIds: batch.pageIds });
+        if (llm) await Promise.all(batch.pageIds.map(runLlmPasses));
         result.pages += batch.pageIds.length;
       }
       if (batch.nextAfterPageId === undefined) break;
