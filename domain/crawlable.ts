@@ -3,7 +3,7 @@
  * on a fetched page, a sitemap, a page already in the store): in the crawl's scope and none of
  * the URLs the crawler leaves alone by default.
  */
-import { hasNonPageExtension } from './page-filter';
+import { hasNonPageExtension, isSphinxSourceTwin } from './page-filter';
 import { isDeniedByDefault, type ScopePredicate } from './scope';
 import { trapReason } from './traps';
 
@@ -17,6 +17,7 @@ export function isCrawlable(
     inScope(url) &&
     !isDeniedByDefault(url) &&
     !hasNonPageExtension(url, contentTypes) &&
+    !isSphinxSourceTwin(url) &&
     trapReason(url) === undefined
   );
 }

@@ -92,6 +92,24 @@ export const NON_PAGE_EXTENSIONS: readonly string[] = [
 
 const EXTENSIONS = new Set(NON_PAGE_EXTENSIONS);
 
+/**
+ * Sphinx's "Show Source" copies (`_sources/<page>.rst.txt`, `.md.txt`, `.ipynb.txt`): the reStructuredText
+ * of a page the crawl indexes from its HTML. Now that text/plain is fetched by default they would be a
+ * raw twin of every page: each passage twice in search (the twin, markup and all, taking a top-k place
+ * from another page) and too unlike the HTML's text for SimHash to call them duplicates. Sphinx marks
+ * the links rel="nofollow" (all 130 on the bundled skopt site), which the crawler honours already; this
+ * also keeps them out when a theme, a sitemap or a hand-written link leaves that off.
+ */
+const SPHINX_SOURCE_TWIN = /\/_sources\/.+\.txt$/i;
+
+export function isSphinxSourceTwin(url: string): boolean {
+  try {
+    return SPHINX_SOURCE_TWIN.test(new URL(url).pathname);
+  } catch {
+    return false;
+  }
+}
+
 /** The extension of each document type a crawl may fetch (`contentTypes`) that the list above holds. */
 const DOCUMENT_EXTENSIONS: Readonly<Record<string, string>> = { pdf: 'pdf', docx: 'docx' };
 

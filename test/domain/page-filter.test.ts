@@ -18,6 +18,15 @@ describe('non-page extensions and the crawl content types', () => {
     expect(hasNonPageExtension('https://h.org/notes.md')).toBe(false);
   });
 
+  it("leaves out Sphinx's raw source twins of pages, whatever the content types", () => {
+    const all = ['html', 'pdf', 'markdown', 'text', 'docx'];
+    expect(isCrawlable('https://h.org/_sources/modules/index.rst.txt', everywhere, all)).toBe(false);
+    expect(isCrawlable('https://h.org/en/latest/_sources/guide.md.txt', everywhere, all)).toBe(false);
+    // A text file elsewhere, or a page under a folder of that name, is still crawled.
+    expect(isCrawlable('https://h.org/notes/changes.txt', everywhere, all)).toBe(true);
+    expect(isCrawlable('https://h.org/_sources/index.html', everywhere, all)).toBe(true);
+  });
+
   it('isCrawlable passes the content types on', () => {
     expect(isCrawlable('https://h.org/report.pdf', everywhere)).toBe(false);
     expect(isCrawlable('https://h.org/report.pdf', everywhere, ['pdf'])).toBe(true);
