@@ -14,6 +14,8 @@
  * With `--recall`, the hand-written question sets (test/fixtures/*-questions.json) are asked of
  * both sites stored without and with template removal (native Postgres, the real embed activity and
  * model, bench/search-recall.ts's cached vectors): recall@1/5/10 and MRR per set, mode and kind.
+ * `--exact-knn` drops the HNSW index first: kNN is then exact, so a site whose chunks did not change
+ * answers exactly as before (with the index, the other site's changed chunks reshape the graph).
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +32,7 @@ import { textSearchConfigFor } from '../domain/text-search-config';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
+import { dropSearchIndex } from '../search/ensure-search-index';
 import { unpackSite } from '../testbed/sites';
 import { htmlFiles } from './lib/html-files';
 import {
@@ -40,7 +43,9 @@ import {
   type QuestionSet,
 } from './search-recall';
 
-const args = parseArgs({ options: { recall: { type: 'boolean', default: false } } }).values;
+const args = parseArgs({
+  options: { recall: { type: 'boolean', default: false }, 'exact-knn': { type: 'boolean', default: false } },
+}).values;
 
 interface SitePage {
   url: string;
@@ -148,7 +153,7 @@ function benchSite(name: string, site: string, origin: string): SiteResult {
   );
   const after = report(
     'after',
-    cleaned.filter((markdown, i) => pages[i]?.markdown),
+    cleaned.filter((_markdown, i) => pages[i]?.markdown),
   );
   const stubs = pages.filter((page) => page.stub && page.markdown).length;
   console.log(
@@ -230,6 +235,8 @@ async function benchRecall(results: Map<string, SiteResult>): Promise<void> {
       console.log(
         `\nrecall ${useCleaned ? 'with' : 'without'} template removal: ${embedded} chunks (${cached.misses} by the model so far) in ${((performance.now() - started) / 1000).toFixed(0)} s`,
       );
+      // Exact kNN: without the HNSW index one site's chunks cannot move another's neighbours.
+      if (args['exact-knn']) await dropSearchIndex(db);
       await db.query('VACUUM ANALYZE chunks');
       const recall = await measureRecall(db, cached, sets);
       console.table(recall.rows);
