@@ -22,6 +22,12 @@ export const WORKFLOW_TASK_TIMEOUT = '30 seconds';
  */
 export const ACTIVITY_HEARTBEAT_TIMEOUT = '30 seconds';
 
+/**
+ * The crawl workflow's query for its live progress (workflows/messages.ts defines it with this name;
+ * the API and the MCP tools ask it by name through infra/crawl-workflow-state.ts).
+ */
+export const CRAWL_PROGRESS_QUERY = 'progress';
+
 /** Task queues, one per kind of work, so each kind of worker scales on its own. */
 export const TASK_QUEUES = {
   /** Workflow tasks only: cheap, CPU-light orchestration. */

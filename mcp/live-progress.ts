@@ -5,13 +5,7 @@
  */
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { CrawlProgress } from '../domain/crawl-messages';
-import { crawlWorkflowId } from '../domain/temporal-names';
-
-/**
- * The crawl workflow's progress query, by the name workflows/messages.ts defines it with
- * (`crawlProgressQuery`): mcp/ stands beside workflows/ and loads none of its code.
- */
-const PROGRESS_QUERY = 'progress';
+import { crawlWorkflowState } from '../infra/crawl-workflow-state';
 
 /** Bound on each Temporal call: a tool answers promptly while Temporal is slow or down. */
 export const TEMPORAL_DEADLINE_MS = 3_000;
@@ -31,11 +25,8 @@ export async function liveProgress(
   try {
     const client = await withTimeout(temporal(), TEMPORAL_DEADLINE_MS);
     return await client.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, async () => {
-      const handle = client.workflow.getHandle(crawlWorkflowId(crawlId));
-      const description = await handle.describe();
-      const workflowStatus = description.status.name;
-      if (workflowStatus !== 'RUNNING') return { workflowStatus };
-      return { workflowStatus, progress: await handle.query<CrawlProgress>(PROGRESS_QUERY) };
+      const { workflowStatus, progress } = await crawlWorkflowState(client, crawlId);
+      return progress ? { workflowStatus, progress } : { workflowStatus };
     });
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { note: 'Temporal has no workflow for it' };

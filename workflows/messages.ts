@@ -12,6 +12,7 @@ import type {
   QuotaGrant,
 } from '../domain/crawl-messages';
 import type { OriginStats } from '../domain/origin-stats';
+import { CRAWL_PROGRESS_QUERY } from '../domain/temporal-names';
 
 export type {
   ControlCommand,
@@ -45,5 +46,5 @@ export const finishSignal = defineSignal('finish');
 /** Operator control of a crawl (all origins, or one) or of one origin workflow directly. */
 export const controlSignal = defineSignal<[ControlCommand]>('control');
 
-export const crawlProgressQuery = defineQuery<CrawlProgress>('progress');
+export const crawlProgressQuery = defineQuery<CrawlProgress>(CRAWL_PROGRESS_QUERY);
 export const originProgressQuery = defineQuery<OriginProgress>('originProgress');

@@ -15,8 +15,9 @@ import {
   InvalidCrawlSpecError,
 } from '../../domain/crawl-spec';
 import { crawlWorkflowId } from '../../domain/temporal-names';
+import { crawlWorkflowState } from '../../infra/crawl-workflow-state';
 import { CrawlIdTakenError, newCrawlId, startCrawl } from '../../infra/start-crawl';
-import { type ControlCommand, controlSignal, crawlProgressQuery } from '../../workflows/messages';
+import { type ControlCommand, controlSignal } from '../../workflows/messages';
 import { ApiError, badRequest, notFound } from '../errors';
 import { parseOrigin } from './graph-routes';
 import { route } from './route-options';
@@ -280,18 +281,7 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
       if (stored?.finished_at) {
         return { ...toRecord(stored), workflowId, workflowStatus: null, progress: null };
       }
-      const live = await withTemporal(async (client) => {
-        const handle = client.workflow.getHandle(workflowId);
-        const description = await handle.describe();
-        const workflowStatus = description.status.name;
-        const progress = workflowStatus === 'RUNNING' ? await handle.query(crawlProgressQuery) : null;
-        return {
-          workflowStatus,
-          progress,
-          startTime: description.startTime,
-          closeTime: description.closeTime,
-        };
-      }).catch((error: unknown) => {
+      const live = await withTemporal((client) => crawlWorkflowState(client, id)).catch((error: unknown) => {
         if (error instanceof WorkflowNotFoundError) return undefined;
         throw error;
       });
