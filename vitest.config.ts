@@ -90,9 +90,14 @@ const UNIT = [
  * each file's modules afresh).
  */
 const SERIAL: string[] = [
-  // Kills a worker, then stops and restarts its Temporal server, mid-crawl of a site it embeds
-  // whole: beside another integration file (load ~24) its second case ran past 300 s.
+  // Each crawls and embeds a whole site (skopt, or a generated one) under a fault or a count, and ran
+  // past its 300 s timeout beside another integration file on a machine at load ~24: crash-recovery
+  // (kills a worker, stops and restarts Temporal), db-outage (stops Postgres), crawl-site and
+  // search-recall (skopt). Quiet, each takes 70-120 s alone.
   'test/integration/crash-recovery.test.ts',
+  'test/integration/db-outage.test.ts',
+  'test/integration/crawl-site.test.ts',
+  'test/integration/search-recall.test.ts',
 ];
 
 export default defineConfig({
