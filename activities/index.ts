@@ -17,6 +17,7 @@ import { createRenderAndStore } from './render/render-and-store';
 import { createRobotsPolicy } from './robots-policy';
 import { createSiteTemplateActivities } from './site-templates';
 import { createSitemapActivities } from './sitemaps';
+import { createSoft404Probe } from './soft-404-probe';
 import { createLlmActivities, type LlmConfig, llmConfigFromEnv } from './summarize-llm';
 import { createSummarizeActivities } from './summarize-offline';
 import type { ActivityApi } from './types';
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps): ActivityApi & WebhookActiv
     fetchAndStore: createFetchAndStore({ ...deps, robots }),
     fetchRobots: createFetchRobots({ ...deps, robots }),
     renderAndStore: createRenderAndStore({ ...deps, robots }),
+    probeSoft404: createSoft404Probe({ ...deps, robots }),
     ...createCrawlRecords(deps),
     ...createPageRecords(deps),
     ...pageContent,

@@ -334,10 +334,26 @@ export interface NextKnownUrlsResult {
   done: boolean;
 }
 
+/** The soft-404 probe (activities/soft-404-probe.ts): once per origin and crawl. */
+export interface ProbeSoft404Input {
+  crawlId: string;
+  origin: string;
+  spec: FetchSpec;
+}
+
+export interface ProbeSoft404Result {
+  /** The fetch's outcome (`ok`, `http-error`, `blocked`, …) or `robots-blocked` (nothing sent). */
+  outcome: string;
+  status?: number;
+  /** Time since the response ended, for the politeness clock; absent when nothing was sent. */
+  msSinceResponse?: number;
+}
+
 export interface ActivityApi {
   fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult>;
   renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult>;
   fetchRobots(input: FetchRobotsInput): Promise<FetchRobotsResult>;
+  probeSoft404(input: ProbeSoft404Input): Promise<ProbeSoft404Result>;
   registerCrawl(input: RegisterCrawlInput): Promise<RegisterCrawlResult>;
   finishCrawl(input: FinishCrawlInput): Promise<void>;
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;

@@ -29,6 +29,7 @@ export interface CrawlFlags {
   maxBodyBytes?: number;
   contentTypes?: string[];
   lang?: string[];
+  soft404Probe?: boolean;
   render?: string;
   onlyDue?: boolean;
   llmUrl?: string;
@@ -57,6 +58,7 @@ const FLAG_OF: Record<string, string> = {
   maxBodyBytes: '--max-body-bytes',
   contentTypes: '--content-types',
   lang: '--lang',
+  soft404Probe: '--soft-404-probe',
   render: '--render',
   onlyDue: '--only-due',
   llmSummaries: '--llm-url',
@@ -84,6 +86,7 @@ export function crawlRequestFromFlags(urls: string[], flags: CrawlFlags): CrawlR
     ...defined('maxBodyBytes', flags.maxBodyBytes),
     ...defined('contentTypes', flags.contentTypes as CrawlRequest['contentTypes']),
     ...defined('lang', flags.lang),
+    ...(flags.soft404Probe ? { soft404Probe: true } : {}),
     ...defined('render', flags.render as CrawlRequest['render']),
     ...(flags.onlyDue ? { onlyDue: true } : {}),
     // The LLM pass runs when this process's workers know an endpoint (the flag or the environment).

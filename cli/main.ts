@@ -91,6 +91,10 @@ program
     'keep the corpus to these languages, ISO 639-1 comma-separated (en,de); others are flagged wrong-language',
     listOption,
   )
+  .option(
+    '--soft-404-probe',
+    'ask each origin once for a path that cannot exist, and flag pages that read like its answer as soft-404',
+  )
   .addOption(
     new Option(
       '--render <mode>',

@@ -96,6 +96,13 @@ function buildCrawlSpecSchema() {
        * another is stored flagged `wrong-language`, and links marked with another `hreflang` are not
        * followed. Empty keeps every language. @default []
        */
+      /**
+       * Before its first page, ask each origin once for a path that cannot exist (politely, robots and
+       * SSRF checks included), so pages that read like its answer are flagged `soft-404` even without
+       * a "not found" title. Off by default for now: it is one more request per origin.
+       * @default false
+       */
+      soft404Probe: z.boolean().default(false),
       lang: z
         .array(z.string())
         .max(DETECTABLE_LANGUAGES.length)

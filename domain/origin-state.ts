@@ -28,6 +28,8 @@ export interface OriginState extends OriginHealth {
   budgetExhausted: boolean;
   pendingRelay: Record<string, FrontierItem[]>;
   robotsChecked?: boolean;
+  /** The soft-404 probe has run (or was not asked for) for this crawl. */
+  soft404Probed?: boolean;
   /** Crawl-delay from robots.txt; the gap is the larger of it and `delayMs`. */
   crawlDelayMs?: number;
   /** Why this origin is not crawled at all (robots.txt unreachable, Crawl-delay too long). */

@@ -23,6 +23,19 @@ export const { fetchAndStore, fetchRobots } = proxyActivities<ActivityApi>({
   },
 });
 
+/** The soft-404 probe: one request, a few attempts (it is evidence, not a page). */
+export const { probeSoft404 } = proxyActivities<ActivityApi>({
+  taskQueue: TASK_QUEUES.fetch,
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+  },
+});
+
 export const { ingestSitemaps } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.fetch,
   startToCloseTimeout: '30 minutes',

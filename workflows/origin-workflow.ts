@@ -66,6 +66,7 @@ import { claimKnown, topUpKnown } from './recrawl';
 import { originRenderTier } from './render-tier';
 import { recleanOrigin } from './site-templates';
 import { readSitemaps, SITEMAP_LOW_WATER, SITEMAP_PAGE, topUpFromSitemaps } from './sitemaps';
+import { runSoft404Probe } from './soft-404-probe';
 
 export type { OriginState } from '../domain/origin-state';
 
@@ -198,6 +199,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   if (!state.deniedReason && state.sitemaps === undefined && spec.sitemaps && patched('sitemaps-v1')) {
     await readSitemaps(run);
   }
+  // The soft-404 probe, once per origin and crawl, when the crawl asks for it (issue 27 item 3).
+  if (!state.deniedReason && !state.soft404Probed && spec.soft404Probe && patched('soft-404-probe-v1'))
+    await runSoft404Probe(run);
   // A recrawl: every known page of the origin in scope is claimed before the first page is fetched.
   if (!state.deniedReason && state.known === undefined && patched('recrawl-v1')) {
     state.known = await claimKnown(spec, origin, fetchSpecOf(spec));
