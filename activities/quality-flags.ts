@@ -56,7 +56,9 @@ export async function settlePageQuality(
         status: row.status,
         title: extracted.title || row.title,
         text: extracted.markdown,
-        wordCount: template ? template.keptWords : extracted.metadata.wordCount,
+        // Words of the Markdown that is chunked (template removed), code included: a rustdoc function
+        // page is mostly its signature, and it is content.
+        wordCount: countWords(extracted.markdown),
         simhash: simhash(extracted.text),
         ...(row.probe_status !== null || row.probe_simhash !== null ? { probe: probeOf(row) } : {}),
         ...(template ? { template: { removed: template.removed, keptWords: template.keptWords } } : {}),
@@ -83,6 +85,13 @@ export async function settlePageQuality(
   ]);
   if (flagged) await appendChangeEvent(tx, { kind: 'flagged', pageId });
   return verdict;
+}
+
+/** Words (letters and digits) in the text; linear. */
+function countWords(text: string): number {
+  let words = 0;
+  for (const _ of text.matchAll(/[\p{L}\p{N}]+/gu)) words++;
+  return words;
 }
 
 function probeOf(row: GateRow): Soft404Probe {
