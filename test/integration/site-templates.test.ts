@@ -197,6 +197,11 @@ describe('a site template learnt from the origin and removed', () => {
       'SELECT extracted_at::text AS at, template_signature AS sig FROM pages ORDER BY id',
     );
     const version = await stack.db.query<{ version: number }>('SELECT version FROM site_templates');
+    const countsOf = () =>
+      stack.db.query<{ key: string; n: number }>(
+        'SELECT block_key AS key, page_count AS n FROM site_template_blocks ORDER BY block_key',
+      );
+    const counts = await countsOf();
     const summary = await crawl('templates-2');
     expect(summary.status).toBe('completed');
     expect(summary.chunksEmbedded).toBe(0);
@@ -206,5 +211,7 @@ describe('a site template learnt from the origin and removed', () => {
     expect(after.rows).toEqual(before.rows);
     const versionAfter = await stack.db.query<{ version: number }>('SELECT version FROM site_templates');
     expect(versionAfter.rows).toEqual(version.rows);
+    // The counts are stable across recrawls: every page counted once, by difference.
+    expect((await countsOf()).rows).toEqual(counts.rows);
   });
 });
