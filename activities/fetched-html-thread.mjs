@@ -2,7 +2,7 @@
 // compiled or through tsx (infra/thread-body.mjs).
 import { importThreadBody } from '../infra/thread-body.mjs';
 
-const { readFetchedHtml, readFetchedDocument, renderAssessment } = await importThreadBody(
+const { readFetchedHtml, renderAssessment } = await importThreadBody(
   new URL('./fetched-html.ts', import.meta.url),
 );
 const { markTaskStarted } = await importThreadBody(new URL('./thread-deadline.ts', import.meta.url));
@@ -12,8 +12,13 @@ export default function readFetchedHtmlTask(task) {
   return readFetchedHtml(task.input);
 }
 
-export function readFetchedDocumentTask(task) {
+/** Loaded on the first document: the converters stay out of threads that only ever read HTML. */
+let documentBody;
+
+export async function readFetchedDocumentTask(task) {
   markTaskStarted(task);
+  documentBody ??= importThreadBody(new URL('./fetched-document.ts', import.meta.url));
+  const { readFetchedDocument } = await documentBody;
   return readFetchedDocument(task.input);
 }
 

@@ -9,13 +9,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type {
-  FetchedDocument,
-  FetchedDocumentInput,
-  FetchedHtml,
-  FetchedHtmlInput,
-  RenderAssessment,
-} from './fetched-html';
+import type { FetchedDocument, FetchedDocumentInput } from './fetched-document';
+import type { FetchedHtml, FetchedHtmlInput, RenderAssessment } from './fetched-html';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
 import { type DeadlineTask, positiveIntegerFromEnv, runWithDeadline } from './thread-deadline';
 

@@ -30,6 +30,7 @@ const CONFIG_INPUTS = ['tsconfig.json', 'scripts/build-cli.ts'];
  * the same path under dist/cli/ without its extension.
  */
 const THREAD_BODIES = [
+  'activities/fetched-document.ts',
   'activities/fetched-html.ts',
   'activities/page-analysis.ts',
   'activities/thread-deadline.ts',
