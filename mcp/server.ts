@@ -66,9 +66,20 @@ export function createMcpServer(deps: McpDeps): McpServer {
           .optional()
           .describe('only pages carrying every one of these tags'),
         crawl: z.string().min(1).optional().describe('only pages last fetched by this crawl id'),
+        includeFlagged: z
+          .boolean()
+          .optional()
+          .describe(
+            'also pages the quality gate flagged (soft-404, near-empty, template-only, wrong-language)',
+          ),
+        lang: z
+          .array(z.string().min(1).max(35))
+          .max(60)
+          .optional()
+          .describe('only pages in these languages (ISO 639-1, e.g. ["en"])'),
       },
     },
-    async ({ query, k, domain, prefix, tags, crawl }) => {
+    async ({ query, k, domain, prefix, tags, crawl, includeFlagged, lang }) => {
       let outcome: SearchOutcome;
       try {
         outcome = await deps.search({
@@ -78,6 +89,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
           ...(prefix !== undefined ? { pathPrefix: prefix } : {}),
           ...(tags !== undefined ? { tags } : {}),
           ...(crawl !== undefined ? { crawlId: crawl } : {}),
+          ...(includeFlagged ? { includeFlagged: true } : {}),
+          ...(lang !== undefined ? { langs: lang } : {}),
         });
       } catch (error) {
         if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)

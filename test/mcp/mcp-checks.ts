@@ -36,7 +36,7 @@ export function defineToolChecks(client: () => Client): void {
     const search = tools.find((t) => t.name === 'search');
     expect(search?.inputSchema.required).toEqual(['query']);
     expect(Object.keys(search?.inputSchema.properties ?? {}).sort()).toEqual(
-      ['crawl', 'domain', 'k', 'prefix', 'query', 'tags'].sort(),
+      ['crawl', 'domain', 'includeFlagged', 'k', 'lang', 'prefix', 'query', 'tags'].sort(),
     );
     expect(tools.find((t) => t.name === 'fetch_page')?.inputSchema.required).toEqual(['url']);
   });
