@@ -28,7 +28,8 @@ describe('PGlite artifacts prepared ahead', () => {
     );
     const dist = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
     const expected = readFileSync(path.join(dist, 'pglite.data'));
-    const bundle = new Uint8Array(await (first?.fsBundle as Blob).arrayBuffer());
+    const fsBundle = first?.fsBundle as Blob;
+    const bundle = new Uint8Array(await fsBundle.arrayBuffer());
     expect(bundle.byteLength).toBe(expected.byteLength);
     expect(Buffer.compare(Buffer.from(bundle), expected)).toBe(0);
   });
