@@ -12,15 +12,16 @@ export function pageHtml(title: string, links: string[], body = ''): string {
 export function addGeneratedPages(
   site: SiteServer,
   pageCount: number,
-  options: { crossLinks?: string[] } = {},
+  options: { crossLinks?: string[]; body?: (index: number) => string } = {},
 ): string[] {
   const paths = Array.from({ length: pageCount }, (_, i) => (i === 0 ? '/' : `/page-${i}.html`));
   paths.forEach((path, i) => {
     const links = i === 0 ? paths.slice(1) : [paths[(i + 1) % pageCount], paths[(i + 2) % pageCount]];
-    const html = pageHtml(`Page ${i} of ${site.origin}`, [
-      ...(links as string[]),
-      ...(i === 0 ? (options.crossLinks ?? []) : []),
-    ]);
+    const html = pageHtml(
+      `Page ${i} of ${site.origin}`,
+      [...(links as string[]), ...(i === 0 ? (options.crossLinks ?? []) : [])],
+      options.body?.(i) ?? '',
+    );
     site.route(path, (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
     });

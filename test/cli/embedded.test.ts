@@ -17,7 +17,14 @@ let home: string;
 
 beforeAll(async () => {
   site = await serveSite(undefined);
-  addGeneratedPages(site, 6);
+  // A sentence of prose a page, each its own: a title and two links alone would be flagged
+  // near-empty (and so left out of search) by the quality gate, and a sentence on every page is
+  // what the site-template step learns to remove.
+  const topics = ['tomatoes', 'basil', 'peppers', 'lettuce', 'beans', 'squash'];
+  addGeneratedPages(site, 6, {
+    body: (i) =>
+      `Page ${i} keeps the notes on ${topics[i]}: when they were sown, how often they are watered and what ate them.`,
+  });
   home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
 });
 afterAll(async () => {
