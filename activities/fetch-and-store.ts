@@ -373,7 +373,9 @@ async function followStub(
   stub: RedirectStub,
   inScope: ScopePredicate,
 ): Promise<FetchAndStoreResult> {
-  const admitted = isCrawlable(stub.target, inScope) && admitLink(stub.target, inScope);
+  const admitted =
+    isCrawlable(stub.target, inScope, input.spec.contentTypes ?? CONTENT_TYPES) &&
+    admitLink(stub.target, inScope);
   const { discovered, spilled } = await db.transaction(async (tx) => {
     await tx.query(
       `INSERT INTO fetches (crawl_id, url, final_url, outcome, status, bytes, error, started_at)
