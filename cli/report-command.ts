@@ -5,6 +5,7 @@
 
 import { type OriginTemplateReport, readSiteTemplates } from '../activities/site-templates';
 import { openStore } from '../infra/embedded-store';
+import { type FlaggedPagesReport, flaggedPagesReport } from '../report/flagged-pages';
 import { type IntegrityReport, integrityReport } from '../report/integrity-report';
 import { InconsistentStoreError } from './errors';
 
@@ -16,16 +17,18 @@ export async function runReportCommand(options: ReportCommandOptions): Promise<v
   const db = await openStore({ requireCorpus: true });
   let report: IntegrityReport;
   let siteTemplates: OriginTemplateReport[];
+  let flaggedPages: FlaggedPagesReport;
   try {
     report = await integrityReport(db);
     siteTemplates = await readSiteTemplates(db);
+    flaggedPages = await flaggedPagesReport(db);
   } finally {
     await db.close();
   }
   process.stdout.write(
     options.json
-      ? `${JSON.stringify({ ...report, siteTemplates })}\n`
-      : formatReport(report) + formatSiteTemplates(siteTemplates),
+      ? `${JSON.stringify({ ...report, siteTemplates, flaggedPages })}\n`
+      : formatReport(report) + formatSiteTemplates(siteTemplates) + formatFlaggedPages(flaggedPages),
   );
   if (!report.ok) {
     const failed = report.checks
@@ -77,6 +80,22 @@ export function formatSiteTemplates(origins: readonly OriginTemplateReport[]): s
       const place = block.place ? `${block.place} › ` : '';
       lines.push(`    ${String(block.pages).padStart(5)} pages  ${place}${block.sample.slice(0, 100)}`);
     }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Pages the quality gate flagged (kept, left out of search by default), by flag, with samples. */
+export function formatFlaggedPages(flagged: FlaggedPagesReport): string {
+  const flags = Object.entries(flagged.byFlag);
+  const total = flags.reduce((sum, [, n]) => sum + n, 0);
+  const lines = [
+    '',
+    `Flagged pages (kept, left out of search unless --include-flagged): ${total === 0 ? 'none' : ''}`,
+  ];
+  for (const [flag, n] of flags) {
+    lines.push(`  ${flag}: ${n}`);
+    for (const sample of flagged.samples.filter((s) => s.flag === flag))
+      lines.push(`       ${sample.url}${sample.reason ? ` — ${sample.reason}` : ''}`);
   }
   return `${lines.join('\n')}\n`;
 }

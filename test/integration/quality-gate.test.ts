@@ -244,6 +244,18 @@ describe('the quality gate on a served site', () => {
     expect(all).toContain('/de/tomaten.html');
     const german = await searchUrls(['Tomaten im Gewächshaus', '--include-flagged', '--lang', 'de']);
     expect(german).toEqual(['/de/tomaten.html']);
+
+    // gleaner report counts the store's flagged pages by flag, with each sample's reason.
+    const report = await runGleaner(['report', '--json'], { GLEANER_HOME: home });
+    const flaggedPages = JSON.parse(report.stdout).flaggedPages;
+    expect(flaggedPages.byFlag).toEqual({ 'near-empty': 1, 'soft-404': 2, 'wrong-language': 1 });
+    expect(flaggedPages.samples).toContainEqual({
+      flag: 'wrong-language',
+      url: `${site.origin}/de/tomaten.html`,
+      reason: expect.stringMatching(/detected de/),
+    });
+    const text = await runGleaner(['report'], { GLEANER_HOME: home });
+    expect(text.stdout).toMatch(/Flagged pages .*\n {2}near-empty: 1\n/);
   }, 420_000);
 
   it('refuses a --lang that names no language, with exit 2', async () => {
