@@ -220,9 +220,14 @@ describe('gleaner schedule on a running stack', () => {
     expect(summary).toMatchObject({ status: 'completed', pagesFetched: PAGES });
     for (const key of ['pagesIndexed', 'links', 'errors', 'robotsBlocked'])
       expect(summary).toHaveProperty(key);
-    // The printed summary is the workflow's result plus the failures by reason read from the store.
-    const { failures, ...fromWorkflow } = summary as CrawlSummary & { failures?: unknown };
+    // The printed summary is the workflow's result plus what is read from the store: the failures by
+    // reason, the pages by type and the flagged pages by flag.
+    const { failures, pagesByType, pagesFlagged, ...fromWorkflow } = summary as CrawlSummary & {
+      failures?: unknown;
+    };
     expect(Array.isArray(failures)).toBe(true);
+    expect(pagesByType).toEqual({ html: PAGES });
+    expect(pagesFlagged).toEqual(expect.any(Object));
     expect(await stack.client.workflow.getHandle(`crawl-${summary.crawlId}`).result()).toEqual(fromWorkflow);
     expect(pageRequests()).toBeGreaterThanOrEqual(requestsBefore + PAGES);
     const afterTrigger = await stack.client.schedule.getHandle(SCHEDULE_ID).describe();
