@@ -82,6 +82,7 @@ const UNIT = [
   'test/api/metrics-cache.test.ts',
   'test/infra/native-postgres.test.ts',
   'test/infra/native-postgres-env.test.ts',
+  'test/db/pglite-artifacts.test.ts',
 ];
 
 /**
