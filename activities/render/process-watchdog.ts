@@ -7,9 +7,11 @@
 import { spawn } from 'node:child_process';
 
 const WATCHDOG_SCRIPT = [
-  // $1: the worker's pid; $2: the browser's process-group id.
-  'while kill -0 "$1" 2>/dev/null && kill -0 -- "-$2" 2>/dev/null; do sleep 0.5; done',
-  'kill -KILL -- "-$2" 2>/dev/null',
+  // $1: the worker's pid; $2: the browser's process-group id. No `--` before "-$2": dash (Debian's
+  // /bin/sh) rejects it ("Illegal number: -"), which made the loop end at once and the watchdog
+  // exit without killing anything; after a signal option, "-N" is a process group in every sh.
+  'while kill -0 "$1" 2>/dev/null && kill -0 "-$2" 2>/dev/null; do sleep 0.5; done',
+  'kill -KILL "-$2" 2>/dev/null',
   'exit 0',
 ].join('\n');
 
