@@ -71,7 +71,8 @@ beforeAll(async () => {
     url(`${o}/docs/b.html`, '<priority>0.9</priority><lastmod>2024-05-01</lastmod>'),
     url(`${o}/docs/c.html`, '<priority>0.2</priority>'),
     url(`${o}/docs/d.html`),
-    url(`${o}/files/report.pdf`, '<priority>1.0</priority>'),
+    // Not a page (a PDF is one now, when the crawl fetches PDFs: documents are pages).
+    url(`${o}/files/report.zip`, '<priority>1.0</priority>'),
     url(`${o}/login`),
     url(`${o}/drafts/x.html`),
     url(`${o}/a/a/a/a/a/`),
