@@ -46,6 +46,7 @@ export interface StartCrawlBody {
   maxBodyBytes?: number;
   contentTypes?: ContentTypeName[];
   lang?: string[];
+  soft404Probe?: boolean;
   render?: 'auto' | 'never' | 'always';
   onlyDue?: boolean;
 }
@@ -97,6 +98,11 @@ export const CRAWL_SPEC_PROPERTIES = {
   onlyDue: {
     type: 'boolean',
     description: 'recrawl only known pages due by their learned revisit interval (default false)',
+  },
+  soft404Probe: {
+    type: 'boolean',
+    description:
+      'ask each origin once for a path that cannot exist and flag pages that read like its answer as soft-404 (default false)',
   },
 } as const;
 

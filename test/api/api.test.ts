@@ -136,6 +136,8 @@ describe('starting and watching a crawl', () => {
       [{ contentTypes: ['html', 'epub'] }, '"contentTypes.1"'],
       [{ contentTypes: [] }, '"contentTypes"'],
       [{ contentTypes: 'pdf' }, '"contentTypes"'],
+      [{ soft404Probe: 'yes' }, '"soft404Probe"'],
+      [{ lang: ['english'] }, 'body field "lang'],
     ];
     for (const [fields, named] of renamed) {
       const answer = await postJson('/crawls', { seeds: [site.url], ...fields });
