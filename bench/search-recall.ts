@@ -80,25 +80,36 @@ export async function loadSite(
     const pageId = Number(inserted.rows[0]?.id);
     pageIds.push(pageId);
     if (!page.markdown) continue;
-    const tsConfig = textSearchConfigFor(page.metadata.language);
-    for (const chunk of chunkMarkdown(page.markdown, { countTokens, ...chunking })) {
-      await db.query(
-        `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::regconfig)`,
-        [
-          pageId,
-          chunk.position,
-          chunkHash(chunk),
-          chunk.headingPath,
-          chunk.headingPath.join(' > '),
-          chunk.text,
-          chunk.tokenCount,
-          tsConfig,
-        ],
-      );
-    }
+    await insertChunks(db, pageId, page.markdown, page.metadata.language, { countTokens, ...chunking });
   }
   return pageIds;
+}
+
+/** A page's Markdown chunked as the crawl chunks it and stored without vectors (the bench's stores). */
+export async function insertChunks(
+  db: Database,
+  pageId: number,
+  markdown: string,
+  language: string | undefined,
+  options: Parameters<typeof chunkMarkdown>[1],
+): Promise<void> {
+  const tsConfig = textSearchConfigFor(language);
+  for (const chunk of chunkMarkdown(markdown, options)) {
+    await db.query(
+      `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::regconfig)`,
+      [
+        pageId,
+        chunk.position,
+        chunkHash(chunk),
+        chunk.headingPath,
+        chunk.headingPath.join(' > '),
+        chunk.text,
+        chunk.tokenCount,
+        tsConfig,
+      ],
+    );
+  }
 }
 
 /** The cache file's suffix for a recipe other than plain mean pooling (whose files keep their old names). */

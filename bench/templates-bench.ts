@@ -22,16 +22,13 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { chunkHash } from '../activities/page-content';
 import { cleanSiteTemplate } from '../activities/site-template-clean';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
-import { chunkMarkdown } from '../domain/chunking';
 import { extractLinks } from '../domain/links';
 import { detectRedirectStub } from '../domain/redirect-stub';
 import { countedKeys, splitBlocks, templateThresholds } from '../domain/site-template';
-import { textSearchConfigFor } from '../domain/text-search-config';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
@@ -41,6 +38,7 @@ import { htmlFiles } from './lib/html-files';
 import {
   cachingEmbedder,
   embedPages,
+  insertChunks,
   loadQuestionSets,
   measureRecall,
   type QuestionSet,
@@ -202,23 +200,7 @@ async function storeSite(
     const pageId = Number(inserted.rows[0]?.id);
     ids.push(pageId);
     if (!markdown) continue;
-    const tsConfig = textSearchConfigFor(page.language);
-    for (const chunk of chunkMarkdown(markdown, { countTokens })) {
-      await db.query(
-        `INSERT INTO chunks (page_id, position, chunk_hash, heading_path, heading_text, content, token_count, ts_config)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::regconfig)`,
-        [
-          pageId,
-          chunk.position,
-          chunkHash(chunk),
-          chunk.headingPath,
-          chunk.headingPath.join(' > '),
-          chunk.text,
-          chunk.tokenCount,
-          tsConfig,
-        ],
-      );
-    }
+    await insertChunks(db, pageId, markdown, page.language, { countTokens });
   }
   return ids;
 }
