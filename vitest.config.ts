@@ -83,6 +83,7 @@ const UNIT = [
   'test/infra/native-postgres.test.ts',
   'test/infra/native-postgres-env.test.ts',
   'test/db/pglite-artifacts.test.ts',
+  'test/workers/workflow-sources.test.ts',
 ];
 
 /**

@@ -1,45 +1,21 @@
 /**
  * The workflow bundle, built by the SDK's webpack step (about 5 s) at most once per version of
  * the workflow sources: the result is cached on disk under node_modules/.cache, keyed by a hash
- * of every file the bundle can contain (workflows/, domain/, the activity types, the lock file).
+ * of every file the bundle can contain (workflows/ and domain/ with their subfolders, the activity types, the lock file).
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { logger } from '../infra/logger';
+import { workflowSourceHash } from './workflow-sources';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const WORKFLOWS_PATH = path.join(ROOT, 'workflows', 'index.ts');
 const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'gleaner-workflows');
 
-function sourceFiles(): string[] {
-  const files: string[] = [
-    path.join(ROOT, 'package-lock.json'),
-    path.join(ROOT, 'activities', 'types.ts'),
-    // The bundler options below are part of what the bundle is.
-    path.join(ROOT, 'workers', 'workflow-bundle.ts'),
-  ];
-  for (const dir of ['workflows', 'domain']) {
-    for (const name of readdirSync(path.join(ROOT, dir)).sort()) {
-      if (name.endsWith('.ts')) files.push(path.join(ROOT, dir, name));
-    }
-  }
-  return files;
-}
-
-export function workflowSourceHash(): string {
-  const hash = createHash('sha256');
-  for (const file of sourceFiles()) {
-    hash.update(path.relative(ROOT, file));
-    hash.update(readFileSync(file));
-  }
-  return hash.digest('hex').slice(0, 24);
-}
-
 async function buildOrLoad(): Promise<WorkflowBundleWithSourceMap> {
-  const key = workflowSourceHash();
+  const key = workflowSourceHash(ROOT);
   const file = path.join(CACHE_DIR, `${key}.json`);
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
