@@ -65,6 +65,7 @@ const UNIT = [
   'test/cli/notify-command.test.ts',
   'test/db/store-files.test.ts',
   'test/db/pglite-store.test.ts',
+  'test/db/pglite-template.test.ts',
   'test/db/socket-auth.test.ts',
   'test/infra/llm-api-key.test.ts',
   'test/search/search-command.test.ts',

@@ -4,7 +4,6 @@
  * an exclusive lock file guards it; other processes and psql reach it through the socket server,
  * behind a door that asks for the password in the store's password file (db/pglite-socket-door.ts).
  */
-import { spawn } from 'node:child_process';
 import {
   closeSync,
   existsSync,
@@ -18,12 +17,12 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Database, Queryable, QueryResult, SqlParam } from './database';
 import { preparePgliteArtifacts } from './pglite-artifacts';
 import type { SocketDoor, SocketLog } from './pglite-socket-door';
+import { initDataDir } from './pglite-template';
 import {
   ensurePrivateDir,
   loadOrCreateSocketPassword,
@@ -133,28 +132,6 @@ export function acquireLock(lockFile: string): (update: Partial<LockInfo>) => vo
   throw new Error(`could not take the lock ${lockFile}`);
 }
 
-/** Runs initdb for `dataDir` in a child process (db/pglite-initdb.mjs) and waits for it. */
-function initDataDirInChild(dataDir: string): Promise<void> {
-  const script = fileURLToPath(new URL('./pglite-initdb.mjs', import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, dataDir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk).slice(-4000);
-    });
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      if (code === 0) resolve();
-      else
-        reject(
-          new Error(
-            `initialising the embedded store in ${dataDir} failed (${signal ?? `exit ${code}`}): ${stderr.trim()}`,
-          ),
-        );
-    });
-  });
-}
-
 /**
  * PGlite's buffer pool lives in its WebAssembly memory, which grows as pages are read and never
  * shrinks, so a full pool is resident for the life of the process. initdb writes Postgres's 128MB
@@ -189,6 +166,12 @@ export interface EmbeddedStoreOptions {
   idleInTransactionTimeoutMs?: number;
   /** Where the socket's door reports refused logins and ended sessions. @default JSON lines on stderr */
   socketLog?: SocketLog;
+  /**
+   * A new data directory is copied from the migrated template cached in this folder
+   * (db/pglite-template.ts); false initialises it in place (initdb, then the opener's migrate()).
+   * @default GLEANER_PGLITE_TEMPLATE (`off` or a folder), else node_modules/.cache/gleaner-pglite-template
+   */
+  templateCacheDir?: string | false;
 }
 
 const stderrSocketLog: SocketLog = {
@@ -243,9 +226,10 @@ export class PgliteDatabase implements Database {
     const updateLock = acquireLock(lockFile);
     let db: PgliteDatabase | undefined;
     try {
-      // A new directory is initialised by a short-lived child (see pglite-initdb.mjs): initdb's
-      // ~830 MB peak and ~150 MB residue then never reach this long-lived process.
-      if (!existsSync(path.join(options.dataDir, 'PG_VERSION'))) await initDataDirInChild(options.dataDir);
+      // A new directory is a copy of the migrated template, or initialised by a short-lived child
+      // (db/pglite-template.ts): initdb's ~830 MB peak and ~150 MB residue never reach this process.
+      if (!existsSync(path.join(options.dataDir, 'PG_VERSION')))
+        await initDataDir(options.dataDir, options.templateCacheDir);
       // The WebAssembly compiles on V8's threads while this thread loads PGlite's JavaScript, which
       // is imported here and not at the top for that reason (db/pglite-artifacts.ts).
       const artifacts = preparePgliteArtifacts();

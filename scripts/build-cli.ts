@@ -34,6 +34,8 @@ const THREAD_BODIES = [
   'activities/fetched-html.ts',
   'activities/page-analysis.ts',
   'activities/thread-deadline.ts',
+  // Loaded by the child db/pglite-initdb.mjs --migrate that makes the PGlite template.
+  'db/pglite-migrate-body.ts',
   'embed/embedder-thread-main.ts',
 ];
 

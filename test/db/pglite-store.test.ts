@@ -14,7 +14,9 @@ let db: PgliteDatabase;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-pglite-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata') });
+  // The old path (initdb, then migrate), so the first test sees migrate() apply every migration;
+  // stores copied from the migrated template are test/db/pglite-template.test.ts's.
+  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pgdata'), templateCacheDir: false });
 });
 afterAll(async () => {
   await db?.close();
