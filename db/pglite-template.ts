@@ -150,6 +150,12 @@ function pruneOtherTemplates(cacheDir: string, key: string): void {
   }
 }
 
+/** The data directory of the current template in `cacheDir`, when it has been built. */
+export function currentTemplate(cacheDir: string): string | undefined {
+  const ready = path.join(cacheDir, templateKey(), DATA);
+  return existsSync(path.join(ready, 'PG_VERSION')) ? ready : undefined;
+}
+
 /**
  * The data directory of the current template in `cacheDir`, built first if it is missing. Two
  * processes may build at once (two test forks): each builds in a folder of its own and renames it

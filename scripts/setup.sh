@@ -398,6 +398,14 @@ setup_bge_model() {
   log "embedding model ready: $dest ($(du -sh "$dest" | cut -f1))"
 }
 
+# The migrated PGlite template new embedded stores are copied from (db/pglite-template.ts): made once
+# per version of PGlite and the migrations (~5 s), so a first `gleaner crawl` or `npm run demo` skips
+# initdb and the migrations. Without it the first new store builds it (or initialises in place).
+setup_pglite_template() {
+  (cd "$ROOT" && node --import tsx scripts/pglite-template.ts | sed 's/^/[setup] /') ||
+    log "WARNING: building the PGlite template failed (see above); new embedded stores initialise in place instead, a few seconds slower"
+}
+
 main() {
   local started=$SECONDS
   log "project root: $ROOT"
@@ -412,6 +420,7 @@ main() {
   setup_bge_model
   setup_chromium
   setup_browser_user
+  setup_pglite_template
   log "done in $((SECONDS - started)) s"
 }
 
