@@ -13,6 +13,7 @@ import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { MODEL_FILE, type ModelDirOptions, resolveModelDir } from './model-dir';
 import { describeRecipe, type ModelRecipe, readModelRecipe } from './model-recipe';
+import { createModelSession } from './onnx-session';
 import { loadTokenizer, padBatch, type Tokenizer } from './tokenizer';
 
 export interface ModelIdentity {
@@ -286,16 +287,12 @@ export async function loadEmbedder(options: EmbedderOptions = {}): Promise<TextE
   const dir = await resolveModelDir(options);
   const modelPath = path.join(dir, MODEL_FILE);
   const recipe = readModelRecipe(dir);
-  const [tokenizer, sha256, session] = await Promise.all([
+  const [tokenizer, sha256, { session }] = await Promise.all([
     loadTokenizer(dir),
     weightsSha256(modelPath),
-    ort.InferenceSession.create(modelPath, {
-      graphOptimizationLevel: 'all',
-      // One model call at a time (see OnnxEmbedder), each spread over every core.
-      executionMode: 'sequential',
-      interOpNumThreads: 1,
+    createModelSession(modelPath, {
       intraOpNumThreads: options.threads ?? os.availableParallelism(),
-      extra: { session: { intra_op: { allow_spinning: options.spinning ? '1' : '0' } } },
+      spinning: options.spinning ?? false,
     }),
   ]);
   for (const input of ['input_ids', 'attention_mask']) {
