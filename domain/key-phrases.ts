@@ -199,3 +199,68 @@ export function pickByMmr(
   }
   return picked;
 }
+
+/** The content words of a text, lower-cased: the words key phrases are made of. */
+export function contentWords(text: string): string[] {
+  const words: string[] = [];
+  for (const word of text.toLowerCase().split(/[^\p{L}\p{N}'_-]+/u)) {
+    const clean = word.replace(/^['-]+|['-]+$/g, '');
+    if (clean.length >= 3 && !STOP_WORDS.has(clean) && !/^\d/.test(clean)) words.push(clean);
+  }
+  return words;
+}
+
+/**
+ * How much a page is about each of its content words: occurrences in its prose, heading occurrences
+ * counted three times and inline-code names twice (the weights keyPhraseCandidates gives phrases).
+ */
+export function pageTermWeights(prose: PageProse): Map<string, number> {
+  const weights = new Map<string, number>();
+  const add = (text: string, weight: number) => {
+    for (const word of contentWords(text)) weights.set(word, (weights.get(word) ?? 0) + weight);
+  };
+  for (const heading of prose.headings) add(heading, 3);
+  for (const block of prose.blocks) add(block, 1);
+  for (const name of prose.codeNames) add(name, 2);
+  return weights;
+}
+
+/**
+ * A lexical stand-in for "how close is this text to the page": the log-weighted page weight of its
+ * distinct content words, over the square root of its content-word count (a long sentence is not
+ * central for having many words). A sentence's own occurrences are taken out of the page's weights
+ * first, so a word the page uses only in this sentence counts for nothing.
+ */
+export function lexicalCentrality(text: string, termWeights: ReadonlyMap<string, number>): number {
+  const words = contentWords(text);
+  if (words.length === 0) return 0;
+  const own = new Map<string, number>();
+  for (const word of words) own.set(word, (own.get(word) ?? 0) + 1);
+  let score = 0;
+  for (const [word, count] of own) score += Math.log1p(Math.max(0, (termWeights.get(word) ?? 0) - count));
+  return score / Math.sqrt(words.length);
+}
+
+/**
+ * The indices of up to `count` items, taken in turn from the top of each ranking (highest score
+ * first, ties to the earlier item; an item already taken is passed over), returned in their original
+ * order, so a shortlist as long as the list changes nothing downstream.
+ */
+export function shortlist(rankings: readonly (readonly number[])[], count: number): number[] {
+  const length = rankings[0]?.length ?? 0;
+  if (count >= length) return Array.from({ length }, (_, i) => i);
+  const orders = rankings.map((scores) =>
+    scores
+      .map((score, i) => ({ score, i }))
+      .sort((a, b) => b.score - a.score || a.i - b.i)
+      .map(({ i }) => i),
+  );
+  const taken = new Set<number>();
+  for (let rank = 0; rank < length && taken.size < count; rank += 1) {
+    for (const order of orders) {
+      const item = order[rank];
+      if (item !== undefined && taken.size < count) taken.add(item);
+    }
+  }
+  return [...taken].sort((a, b) => a - b);
+}

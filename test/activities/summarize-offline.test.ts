@@ -1,7 +1,10 @@
-/** The offline summariser's text vectors: reused across pages, identical to embedding them again. */
+/**
+ * The offline summariser: its text vectors reused across pages and identical to embedding them
+ * again, and the lexical shortlist the model embeds from.
+ */
 import { describe, expect, it } from 'vitest';
-import { embedReusing, summarizeText } from '../../activities/summarize-offline';
-import { centroid } from '../../domain/key-phrases';
+import { embedReusing, summarizeText, summaryOrDescription } from '../../activities/summarize-offline';
+import { centroid, keyPhraseCandidates, proseOf, proseSentences } from '../../domain/key-phrases';
 import { loadDefaultEmbedder, type TextEmbedder } from '../../embed/embedder';
 
 /** The real model, counting the texts it is asked to embed. */
@@ -65,5 +68,83 @@ describe('offline summary vectors', () => {
     expect(await summarizeText(fresh, await vectorOf(PAGE_B), PAGE_B, new Set())).toEqual(b);
     expect(a.summary).toContain('Gaussian process');
     expect(b.tags.length).toBeGreaterThan(0);
+  });
+});
+
+/** A long page: 30 prose sentences (two of them off-topic) and far more than 24 key-phrase candidates. */
+const LONG_PAGE = [
+  '# Bayesian optimisation with Gaussian processes',
+  '',
+  ...Array.from({ length: 14 }, (_, i) =>
+    [
+      `Step ${i} of the Bayesian optimisation loop fits a Gaussian process to the objective values seen so far.`,
+      `The acquisition function ${['expected improvement', 'lower confidence bound', 'probability of improvement'][i % 3]} then chooses candidate point ${i} for the objective.`,
+      '',
+    ].join(' '),
+  ),
+  'Lunch is served in the cafeteria on Fridays after the weekly meeting.',
+  '',
+  'Parking permits for visitors are handed out at the reception desk downstairs.',
+  '',
+].join('\n');
+
+describe('offline summary shortlist', () => {
+  it('embeds at most 6 sentences and 24 phrases, the off-topic sentences not among them', async () => {
+    const { embedder, texts } = await countingEmbedder();
+    const real = await loadDefaultEmbedder();
+    const pageVector = centroid(await real.embed([LONG_PAGE]));
+    const pool = proseSentences(proseOf(LONG_PAGE), 40);
+    expect(pool.length).toBe(30);
+    expect(keyPhraseCandidates(proseOf(LONG_PAGE), 80).length).toBeGreaterThan(40);
+    const made = await summarizeText(embedder, pageVector, LONG_PAGE, new Set());
+    const sentences = texts.filter((t) => pool.includes(t));
+    expect(sentences.length).toBe(6);
+    expect(texts.length - sentences.length).toBe(24);
+    expect(texts.some((t) => /cafeteria|Parking/.test(t))).toBe(false);
+    expect(made.summary).toMatch(/Gaussian process|acquisition function/);
+    expect(made.tags.length).toBeGreaterThanOrEqual(3);
+
+    // Deterministic: a summariser that has seen nothing before chooses the same, asking the same texts.
+    const { embedder: fresh, texts: again } = await countingEmbedder();
+    expect(await summarizeText(fresh, pageVector, LONG_PAGE, new Set())).toEqual(made);
+    expect(again).toEqual(texts);
+
+    // Shortlists as long as the pools are the old summariser: every sentence and 40 phrases embedded.
+    const { embedder: old, texts: all } = await countingEmbedder();
+    await summarizeText(old, pageVector, LONG_PAGE, new Set(), {
+      sentenceShortlist: 40,
+      phraseShortlist: 40,
+    });
+    expect(all.filter((t) => pool.includes(t)).length).toBe(30);
+    expect(all.length).toBe(70);
+  });
+
+  it('still picks the sentence of a page that has one, and falls back to the meta description without', async () => {
+    const { embedder } = await countingEmbedder();
+    const real = await loadDefaultEmbedder();
+    const short =
+      '# gp_minimize\n\nRuns Bayesian optimisation using Gaussian processes on a budget.\n\n```python\ngp_minimize(f, dims)\n```\n';
+    const made = await summarizeText(embedder, centroid(await real.embed([short])), short, new Set());
+    expect(made.summary).toBe('Runs Bayesian optimisation using Gaussian processes on a budget.');
+    expect(summaryOrDescription(made.summary, { description: 'Minimise with a GP.' })).toBe(made.summary);
+
+    const stub =
+      '# gp_minimize\n\n| name | type |\n|---|---|\n| f | callable |\n\n```python\ngp_minimize(f, dims)\n```\n';
+    const none = await summarizeText(embedder, centroid(await real.embed([stub])), stub, new Set());
+    expect(none.summary).toBeNull();
+    expect(summaryOrDescription(none.summary, { description: ' Minimise with a GP. ' })).toBe(
+      'Minimise with a GP.',
+    );
+    expect(summaryOrDescription(none.summary, {})).toBeNull();
+  });
+
+  it('refuses a shortlist that is not a positive integer', async () => {
+    const { embedder } = await countingEmbedder();
+    await expect(summarizeText(embedder, [1], PAGE_A, new Set(), { sentenceShortlist: 0 })).rejects.toThrow(
+      'sentenceShortlist must be a positive integer, got 0',
+    );
+    await expect(summarizeText(embedder, [1], PAGE_A, new Set(), { phraseShortlist: 2.5 })).rejects.toThrow(
+      'phraseShortlist must be a positive integer, got 2.5',
+    );
   });
 });

@@ -1,0 +1,60 @@
+/** The lexical shortlist the offline summariser embeds from: term weights, centrality, interleaved picks. */
+import { describe, expect, it } from 'vitest';
+import {
+  contentWords,
+  lexicalCentrality,
+  pageTermWeights,
+  proseOf,
+  shortlist,
+} from '../../domain/key-phrases';
+
+describe('shortlist', () => {
+  it('keeps the best-scored items in their original order, ties to the earlier item', () => {
+    expect(shortlist([[0.1, 0.9, 0.5, 0.9, 0.2]], 3)).toEqual([1, 2, 3]);
+    expect(shortlist([[1, 1, 1, 1]], 2)).toEqual([0, 1]);
+  });
+
+  it('takes from each ranking in turn, passing over items already taken', () => {
+    const byWeight = [-0, -1, -2, -3, -4, -5];
+    const byCentrality = [0, 5, 1, 4, 0, 3];
+    // weight: 0, 1, 2 …; centrality: 1, 3, 5 …; in turn: 0, 1, (1 taken) 3, 2 → the first four.
+    expect(shortlist([byWeight, byCentrality], 4)).toEqual([0, 1, 2, 3]);
+    expect(shortlist([byWeight, byCentrality], 5)).toEqual([0, 1, 2, 3, 5]);
+  });
+
+  it('returns everything, in order, when the list is no longer than the shortlist', () => {
+    expect(shortlist([[3, 1, 2]], 3)).toEqual([0, 1, 2]);
+    expect(shortlist([[3, 1, 2]], 40)).toEqual([0, 1, 2]);
+    expect(shortlist([[]], 5)).toEqual([]);
+  });
+});
+
+describe('lexicalCentrality', () => {
+  const prose = proseOf(`# Gaussian process optimisation
+
+A Gaussian process models the objective function. The Gaussian process gives each point a mean and a variance.
+
+The acquisition function uses the Gaussian process to pick the next point of the objective.
+
+Lunch is served in the cafeteria on Fridays after noon.
+`);
+  const weights = pageTermWeights(prose);
+
+  it('counts headings three times and prose once', () => {
+    expect(weights.get('gaussian')).toBe(3 + 3);
+    expect(weights.get('objective')).toBe(2);
+    expect(contentWords('The Gaussian process, e.g. of 2 points')).toEqual(['gaussian', 'process', 'points']);
+  });
+
+  it('ranks a sentence about the page above an off-topic one', () => {
+    const [onTopic, , , offTopic] = prose.blocks.flatMap((b) => b.split(/(?<=\.)\s+/));
+    expect(lexicalCentrality(onTopic ?? '', weights)).toBeGreaterThan(
+      lexicalCentrality(offTopic ?? '', weights) + 1,
+    );
+  });
+
+  it('gives nothing for words the page uses only in that sentence', () => {
+    expect(lexicalCentrality('Lunch is served in the cafeteria on Fridays after noon.', weights)).toBe(0);
+    expect(lexicalCentrality('the of and', weights)).toBe(0);
+  });
+});
