@@ -1,8 +1,9 @@
 /**
  * New embedded stores copied from the migrated PGlite template (db/pglite-template.ts): a copy has
  * every migration and the schema the old path (initdb, then migrate) makes, takes writes, and is
- * independent of other copies; a template of another key is never used; a cache that cannot be
- * written falls back to the old path; two processes building the template at once both succeed.
+ * independent of other copies; a cache that cannot be written falls back to the old path; a
+ * template of another key is never used (and is pruned when the current one is built); two
+ * processes building the template at once both succeed.
  * Each test uses a cache folder of its own, so none depends on what the shared one holds.
  */
 import { spawn } from 'node:child_process';
@@ -93,15 +94,30 @@ async function schemaOf(db: Database): Promise<Record<string, unknown[]>> {
 }
 
 describe('stores made from the migrated PGlite template', () => {
-  it('have every migration, the old path’s schema, take writes, and are independent', async () => {
+  it('have every migration and the old path’s schema, take writes, and are independent', async () => {
     const a = await openStore('a');
     const b = await openStore('b');
-    const old = await openStore('old', false);
+    // The old path, as a cache that cannot be written gets it: a cache "folder" under a regular
+    // file is ENOTDIR even for root, whom file modes do not stop.
+    const blocker = path.join(dir, 'not-a-folder');
+    writeFileSync(blocker, '');
+    const said: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      said.push(String(chunk));
+      return (write as (chunk: string | Uint8Array, ...rest: unknown[]) => boolean)(chunk, ...rest);
+    });
+    const old = await openStore('old', path.join(blocker, 'cache'));
     try {
+      expect(said.join('')).toMatch(
+        /could not make the store from the PGlite template .*initialising .* directly/,
+      );
+      expect(readFileSync(blocker, 'utf8')).toBe('');
       const key = templateKey();
       expect(readdirSync(cache)).toEqual([key]);
       expect(statSync(path.join(dir, 'a', 'pgdata')).mode & 0o777).toBe(0o700);
-      // Nothing left to apply: the copy came migrated. The old path's store gets them all now.
+      // Nothing left to apply: the copy came migrated. The old path's store gets them all now, and
+      // then works as the copies do.
       expect(await migrate(a)).toEqual([]);
       expect(await migrate(b)).toEqual([]);
       expect(await migrate(old)).toEqual(MIGRATIONS.map((migration) => migration.version));
@@ -123,6 +139,8 @@ describe('stores made from the migrated PGlite template', () => {
       );
       expect(inA.rows[0]?.n).toBe(1);
       expect(inB.rows[0]?.n).toBe(0);
+      await old.query("INSERT INTO crawls (id, spec) VALUES ('old-path', '{}')");
+      expect((await old.query("SELECT id FROM crawls WHERE id = 'old-path'")).rows).toHaveLength(1);
       const distance = await b.query<{ d: number }>("SELECT '[1,0]'::vector <=> '[0,1]'::vector AS d");
       expect(distance.rows[0]?.d).toBeCloseTo(1);
     } finally {
@@ -142,33 +160,56 @@ describe('stores made from the migrated PGlite template', () => {
 
   it('never uses a template of another key', async () => {
     const key = templateKey();
-    // A template of another key (an older migration set, say) that holds a row the current one lacks.
-    const other = path.join(cache, 'f'.repeat(24));
+    // A template of another key (an older migration set, say), listed before the current one, that
+    // holds a row the current one lacks.
+    const other = path.join(cache, '0'.repeat(24));
     cpSync(path.join(cache, key), other, { recursive: true });
     const marked = await PgliteDatabase.open({ dataDir: path.join(other, 'pgdata'), socket: false });
     await marked.query("INSERT INTO crawls (id, spec) VALUES ('from-the-other-key', '{}')");
     await marked.close();
+    expect(readdirSync(cache).sort()).toEqual([path.basename(other), key]);
 
     const store = await openStore('d');
     try {
       expect((await store.query("SELECT id FROM crawls WHERE id = 'from-the-other-key'")).rows).toHaveLength(
         0,
       );
+      expect(await migrationsOf(store)).toEqual(MIGRATIONS);
     } finally {
       await store.close();
     }
-    // With the current template gone, the next store builds it afresh and prunes the other key.
-    rmSync(path.join(cache, key), { recursive: true });
-    const rebuilt = await openStore('e');
+    rmSync(other, { recursive: true });
+  });
+
+  it('keeps the lock, the socket password and copies left by a dead opener per store, outside the template', async () => {
+    // A copy a previous opener of store "s1" left when it died mid-copy.
+    const leftover = path.join(dir, 's1', '.pgdata.from-template-999999999-0badc0de');
+    mkdirSync(path.join(leftover, 'base'), { recursive: true });
+    const s1 = await PgliteDatabase.open({
+      dataDir: path.join(dir, 's1', 'pgdata'),
+      templateCacheDir: cache,
+    });
+    const s2 = await PgliteDatabase.open({
+      dataDir: path.join(dir, 's2', 'pgdata'),
+      templateCacheDir: cache,
+    });
     try {
+      expect(existsSync(leftover)).toBe(false);
+      expect(readdirSync(path.join(dir, 's1')).sort()).toEqual(['pgdata', 'pgdata.lock', 'pgdata.password']);
+      const passwords = ['s1', 's2'].map((name) =>
+        readFileSync(path.join(dir, name, 'pgdata.password'), 'utf8'),
+      );
+      expect(passwords[0]).not.toBe(passwords[1]);
+      expect(statSync(path.join(dir, 's1', 'pgdata.password')).mode & 0o777).toBe(0o600);
+      const template = path.join(cache, templateKey());
+      expect(readdirSync(template).sort()).toEqual(['pgdata', 'template.json']);
       expect(
-        (await rebuilt.query("SELECT id FROM crawls WHERE id = 'from-the-other-key'")).rows,
-      ).toHaveLength(0);
-      expect(await migrationsOf(rebuilt)).toEqual(MIGRATIONS);
+        readdirSync(path.join(template, 'pgdata')).filter((file) => /lock|password|\.pid$/.test(file)),
+      ).toEqual([]);
+      expect(s1.socketUrl).not.toBe(s2.socketUrl);
     } finally {
-      await rebuilt.close();
+      await Promise.all([s1.close(), s2.close()]);
     }
-    expect(readdirSync(cache)).toEqual([key]);
   });
 
   it('keys the template by its migrations', () => {
@@ -181,31 +222,6 @@ describe('stores made from the migrated PGlite template', () => {
     const changed = templateKey(copy);
     writeFileSync(path.join(copy, '999_later.sql'), 'CREATE TABLE later (id int);\n');
     expect(templateKey(copy)).not.toBe(changed);
-  });
-
-  it('falls back to initdb in place when the cache cannot be written, and says so', async () => {
-    // A cache "folder" under a regular file: ENOTDIR even for root, whom file modes do not stop.
-    const blocker = path.join(dir, 'not-a-folder');
-    writeFileSync(blocker, '');
-    const said: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      said.push(String(chunk));
-      return (write as (chunk: string | Uint8Array, ...rest: unknown[]) => boolean)(chunk, ...rest);
-    });
-    const store = await openStore('fallback', path.join(blocker, 'cache'));
-    try {
-      expect(said.join('')).toMatch(
-        /could not make the store from the PGlite template .*initialising .* directly/,
-      );
-      // The old path: an initdb'd directory that its opener migrates, which then works.
-      expect(await migrate(store)).toEqual(MIGRATIONS.map((migration) => migration.version));
-      await store.query("INSERT INTO crawls (id, spec) VALUES ('fallback', '{}')");
-      expect((await store.query("SELECT id FROM crawls WHERE id = 'fallback'")).rows).toHaveLength(1);
-    } finally {
-      await store.close();
-    }
-    expect(readFileSync(blocker, 'utf8')).toBe('');
   });
 
   it('reads GLEANER_PGLITE_TEMPLATE: off, or a folder', () => {
