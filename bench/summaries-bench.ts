@@ -114,7 +114,12 @@ const real = await loadDefaultEmbedder();
 const chunkEmbedder = cachingEmbedder(real);
 const arms: Arm[] = [
   ...(compare
-    ? [{ name: 'before (40 + 40 embedded)', options: { sentenceShortlist: 40, phraseShortlist: 40 } }]
+    ? [
+        {
+          name: 'before (40 + 40 embedded)',
+          options: { sentenceShortlist: 40, phraseShortlist: 40, embedSentencesAlways: true },
+        },
+      ]
     : []),
   { name: 'shortlists (default)', options: {} },
 ].map((arm) => ({ ...arm, embedder: counting(real), cpuMs: 0, calls: 0, made: [] }));

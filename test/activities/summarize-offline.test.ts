@@ -120,13 +120,27 @@ describe('offline summary shortlist', () => {
   });
 
   it('still picks the sentence of a page that has one, and falls back to the meta description without', async () => {
-    const { embedder } = await countingEmbedder();
+    const { embedder, texts } = await countingEmbedder();
     const real = await loadDefaultEmbedder();
     const short =
       '# gp_minimize\n\nRuns Bayesian optimisation using Gaussian processes on a budget.\n\n```python\ngp_minimize(f, dims)\n```\n';
     const made = await summarizeText(embedder, centroid(await real.embed([short])), short, new Set());
     expect(made.summary).toBe('Runs Bayesian optimisation using Gaussian processes on a budget.');
+    // Every sentence fits in the summary, so the model was asked for phrases only.
+    expect(texts).not.toContain(made.summary);
+    expect(texts.length).toBeGreaterThan(0);
     expect(summaryOrDescription(made.summary, { description: 'Minimise with a GP.' })).toBe(made.summary);
+
+    // Three sentences that fit: the same summary as when they are embedded and picked by the model.
+    const three =
+      '# Forests\n\nRandom forests model the objective without a Gaussian process at all. They handle categorical dimensions well in practice. Use forest_minimize to run them on a budget.\n';
+    const threeVector = centroid(await real.embed([three]));
+    const unasked = await summarizeText(embedder, threeVector, three, new Set());
+    const { embedder: asking, texts: asked } = await countingEmbedder();
+    const picked = await summarizeText(asking, threeVector, three, new Set(), { embedSentencesAlways: true });
+    expect(asked).toContain('They handle categorical dimensions well in practice.');
+    expect(unasked).toEqual(picked);
+    expect(unasked.summary?.split('. ').length).toBe(3);
 
     const stub =
       '# gp_minimize\n\n| name | type |\n|---|---|\n| f | callable |\n\n```python\ngp_minimize(f, dims)\n```\n';
