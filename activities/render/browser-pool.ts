@@ -9,7 +9,7 @@
  * (browser-launch.ts).
  */
 import { existsSync } from 'node:fs';
-import { type Browser, type BrowserContext, type BrowserServer, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserServer, Page } from 'playwright-core';
 import { logger } from '../../infra/logger';
 import {
   type BrowserLaunchPlan,
@@ -195,6 +195,9 @@ export class BrowserPool {
 
   private async launch(): Promise<BrowserHandle> {
     const plan = this.launchPlan();
+    // Imported here, on the first render: loading playwright cost every worker process ~0.15-0.3 s of
+    // CPU at start-up, and most crawls never start a browser.
+    const { chromium } = await import('playwright-core');
     let server: BrowserServer;
     try {
       server = await chromium.launchServer({
