@@ -52,18 +52,20 @@ const MAX_CANDIDATES = 40;
  * One model call per text (the default model's `max_batch_size` is 1), and a sentence costs ~8
  * phrases (17.4 against 2.2 ms CPU, 56 against 4 tokens, on doc-weight pages). Measured with
  * `bench:summaries -- <site> --compare` against the old summariser (all 40 + 40 embedded), session
- * 20, load 4-7 on 2 AVX2 cores: on doc-weight pages model calls 45.6 → 11.1 a page, summariser CPU
- * 789 → 179 ms a page; skopt 19.1 → 11.3 calls, peroxide 6.1 → 4.2 (both already reuse many
- * vectors across pages). Quality, before → after, skopt / peroxide / doc-weight: pages with 3-12
- * valid tags 129 → 129 / 489 → 489 / 40 → 40; pages with a summary unchanged (133, 487, 40);
- * identical summary on 56 % / 77 % / 0 % of pages, and the model's own mean relevance of the chosen
- * sentences 0.555 → 0.538 / 0.246 → 0.235 / 0.575 → 0.557 (doc-weight's pages are word-swapped
- * copies of one text, every sentence about equally central, so which three win is near a coin toss);
- * tag sets' mean Jaccard 0.83 / 0.93 / 0.68, mean tags 5.32 → 4.83 / 3.89 → 3.77 / 5.95 → 5.33.
- * Why these sizes: sentences are the cost, and relevance kept flattens at 5-6 (skopt identical
- * share 47 % at 4, 56 % at 6, 65 % at 8; doc-weight CPU cut 71 % at 8, 77 % at 6). Phrases are
- * cheap, and 24 in turn by both orders held on all three sites: weight order alone kept doc-weight's
- * tags better (Jaccard 0.61 at 20) and centrality alone the real sites' (0.77, 0.88; doc-weight 0.33).
+ * 20, load 4-6 on 2 AVX2 cores, model calls and summariser CPU a page: doc-weight 45.6 → 11.1 and
+ * 793 → 188 ms (-76 %); skopt 19.1 → 11.0 and 142 → 73 ms (-48 %); peroxide 6.1 → 4.0 and 43 → 24
+ * ms (-45 %; the real sites' short pages and vectors reused across pages left less to cut).
+ * Quality, before → after, skopt / peroxide / doc-weight: pages with 3-12 valid tags 129 → 129 /
+ * 489 → 489 / 40 → 40; pages with a summary (133, 487, 40) and an extractive one (124, 272, 40)
+ * unchanged; identical summary on 56 % / 77 % / 0 % of pages, and the model's own mean relevance of
+ * the chosen sentences 0.596 → 0.577 / 0.466 → 0.445 / 0.575 → 0.557 (doc-weight's pages are
+ * word-swapped copies of one text, every sentence about equally central, so which three win is near
+ * a coin toss); tag sets' mean Jaccard 0.83 / 0.93 / 0.68, mean tags 5.32 → 4.83 / 3.89 → 3.77 /
+ * 5.95 → 5.33. Why these sizes: sentences are the cost, and the relevance kept flattens at 5-6
+ * (skopt identical share 47 % at 4, 56 % at 6, 65 % at 8; doc-weight CPU cut 71 % at 8, 76 % at 6).
+ * Phrases are cheap, and 24 taken in turn by both orders held on all three sites: weight order alone
+ * kept doc-weight's tags better (Jaccard 0.61 at 20) and centrality alone the real sites' (0.77,
+ * 0.88; doc-weight 0.33).
  */
 const SENTENCE_SHORTLIST = 6;
 const PHRASE_SHORTLIST = 24;
