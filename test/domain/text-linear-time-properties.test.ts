@@ -10,7 +10,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { embeddingInput } from '../../domain/embedding-text';
-import { keyPhraseCandidates, proseOf, proseSentences } from '../../domain/key-phrases';
+import {
+  keyPhraseCandidates,
+  lexicalCentrality,
+  pageTermWeights,
+  proseOf,
+  proseSentences,
+} from '../../domain/key-phrases';
 import {
   removeAutolinks,
   replaceAngleTags,
@@ -66,6 +72,8 @@ const READERS: Record<string, (text: string) => unknown> = {
   proseOf: (text) => proseOf(text),
   proseSentences: (text) => proseSentences({ headings: [], blocks: [text], codeNames: [] }, 20),
   keyPhraseCandidates: (text) => keyPhraseCandidates({ headings: [text], blocks: [text], codeNames: [] }, 20),
+  pageTermWeights: (text) => pageTermWeights({ headings: [text], blocks: [text], codeNames: [text] }),
+  lexicalCentrality: (text) => lexicalCentrality(text, new Map([['word', 3]])),
   searchableText: (text) => searchableText(text),
   embeddingInput: (text) => embeddingInput({ title: text, headingPath: [text], content: text }),
   parseTagAnswer: (text) => parseTagAnswer(text),
