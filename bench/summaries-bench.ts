@@ -41,18 +41,21 @@ import { htmlFiles } from './lib/html-files';
 import { cachingEmbedder } from './search-recall';
 
 const args = process.argv.slice(2);
+function fail(message: string): never {
+  process.stderr.write(`bench:summaries: ${message}\n`);
+  process.exit(2);
+}
 function option(name: string): string | undefined {
   const at = args.indexOf(name);
   if (at === -1) return undefined;
   const value = args[at + 1];
-  if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  if (value === undefined || value.startsWith('--')) fail(`${name} needs a value`);
   return value;
 }
 function positive(name: string, fallback: number): number {
   const raw = option(name);
   const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${name} must be a positive integer, got ${raw}`);
+  if (!Number.isInteger(value) || value < 1) fail(`${name} must be a positive integer, got ${raw}`);
   return value;
 }
 const siteName = args[0] && !args[0].startsWith('--') ? args[0] : 'skopt-0.9';
