@@ -67,6 +67,10 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
     // The first search in a process costs ~100 ms more than the next (the search function planned,
     // the text-search dictionary and the tables' catalogue entries loaded). While the model is still
     // loading, a words-only search of the same query pays that on this otherwise idle thread.
+    // The model thread's "ready" arrives as a message, which this thread only reads between tasks:
+    // PGlite's open and the query above ran as one, so without this turn of the event loop a model
+    // that was ready long ago would still look unready and the warm-up would run for nothing.
+    if (model && !modelSettled) await new Promise((resolve) => setImmediate(resolve));
     if (model && !modelSettled)
       await searchCorpus(db, undefined, { query, mode: 'fulltext' }).catch(() => {});
     const embedder = model ? await queryEmbedder(db, model) : undefined;
