@@ -299,6 +299,17 @@ export class PgliteDatabase implements Database {
       port,
       idleInTransactionTimeoutMs: idleTimeoutMs,
       log,
+      onLastSessionEnded: () => {
+        // Back to the settings the store opened with (none of ours are session-level: SET LOCAL only).
+        // Through the gate, after the socket server has rolled back what the client left open: a
+        // RESET inside that transaction would be undone with it.
+        this.query('RESET ALL').catch((error: unknown) =>
+          log.warn(
+            { err: String(error) },
+            'could not reset the embedded store session after its clients left',
+          ),
+        );
+      },
     });
     const chosen = await this.socketDoor.start();
     this.socketUrl = withPassword(

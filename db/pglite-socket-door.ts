@@ -45,6 +45,12 @@ export interface SocketDoorOptions {
   port: number;
   idleInTransactionTimeoutMs: number;
   log: SocketLog;
+  /**
+   * Called when the last connected client's session has ended. PGlite is one session shared by every
+   * client and the process that opened it, so what a client set (`pg_dump` empties `search_path`)
+   * would otherwise outlive it and break the owner's unqualified queries.
+   */
+  onLastSessionEnded?: () => void;
 }
 
 export class LoginRefusedError extends Error {
@@ -60,6 +66,8 @@ export class LoginRefusedError extends Error {
 export class SocketDoor {
   private server?: net.Server;
   private readonly clients = new Set<net.Socket>();
+  /** Clients admitted to PGlite whose upstream connection is still open. */
+  private sessions = 0;
 
   constructor(private readonly options: SocketDoorOptions) {}
 
@@ -148,6 +156,11 @@ export class SocketDoor {
   /** Connects an admitted client to PGlite and watches its session for idling in a transaction. */
   private join(client: net.Socket, startup: Buffer, early: Buffer): void {
     const upstream = net.connect(this.options.upstreamPath);
+    this.sessions += 1;
+    upstream.once('close', () => {
+      this.sessions -= 1;
+      if (this.sessions === 0) this.options.onLastSessionEnded?.();
+    });
     const session = new SessionState();
     let idleTimer: NodeJS.Timeout | undefined;
     const rearm = () => {

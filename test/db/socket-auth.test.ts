@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase, readLock, socketUrlOf } from '../../db/pglite-database';
 import { socketPasswordFile } from '../../db/store-files';
+import { toolsDir } from '../../infra/tools-dir';
 
 const run = promisify(execFile);
 const IDLE_TIMEOUT_MS = 1_500;
@@ -121,6 +122,32 @@ describe('the embedded store socket', () => {
     const rows = await db.query<{ id: string }>("SELECT id FROM crawls WHERE id = 'talking-client'");
     expect(rows.rows).toHaveLength(1);
   }, 30_000);
+
+  it("does not let a client's session settings outlive it (pg_dump empties search_path)", async () => {
+    const client = await connect(db.socketUrl ?? '');
+    await client.query("SELECT set_config('search_path', '', false)");
+    // While it is connected the shared session has its setting (PGlite is one session).
+    await expect(client.query('SELECT count(*) FROM pages')).rejects.toThrow(/does not exist/);
+    await client.end();
+    // Reset when its session ends; the owner's unqualified queries work again.
+    await expect
+      .poll(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pages')).rows, {
+        timeout: 5_000,
+      })
+      .toEqual([{ n: 0 }]);
+    // pg_dump itself, through the socket, leaves the store usable.
+    const dump = await run(path.join(toolsDir(), 'pg', 'bin', 'pg_dump'), [
+      '--schema-only',
+      '-d',
+      db.socketUrl ?? '',
+    ]);
+    expect(dump.stdout).toContain('CREATE TABLE public.pages');
+    await expect
+      .poll(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pages')).rows, {
+        timeout: 5_000,
+      })
+      .toEqual([{ n: 0 }]);
+  });
 
   it('keeps the password when the store is opened again', async () => {
     const before = readFileSync(socketPasswordFile(dataDir), 'utf8');
