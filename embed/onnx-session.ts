@@ -71,12 +71,19 @@ function currentCopy(modelPath: string): string | undefined {
   }
 }
 
-function baseOptions(threads: SessionThreads): ort.InferenceSession.SessionOptions {
+/** Options every session shares, with onnxruntime session config entries added by the caller. */
+function sessionOptions(
+  threads: SessionThreads,
+  graphOptimizationLevel: 'disabled' | 'extended',
+  config: Record<string, string> = {},
+): ort.InferenceSession.SessionOptions {
   return {
     // One model call at a time (see OnnxEmbedder), each spread over the intra-op threads.
     executionMode: 'sequential',
     interOpNumThreads: 1,
     intraOpNumThreads: threads.intraOpNumThreads,
+    graphOptimizationLevel,
+    extra: { session: { intra_op: { allow_spinning: threads.spinning ? '1' : '0' }, ...config } },
   };
 }
 
@@ -100,19 +107,16 @@ export async function createModelSession(modelPath: string, threads: SessionThre
   const copy = currentCopy(modelPath);
   if (copy) {
     try {
-      const bytes = new Uint8Array(readFileSync(copy));
-      const session = await ort.InferenceSession.create(bytes, {
-        ...baseOptions(threads),
+      // readFileSync's Buffer is already a Uint8Array of its own: no second 58 MB copy.
+      const bytes = readFileSync(copy);
+      const session = await ort.InferenceSession.create(
+        bytes,
         // Already optimised when it was written.
-        graphOptimizationLevel: 'disabled',
-        extra: {
-          session: {
-            intra_op: { allow_spinning: threads.spinning ? '1' : '0' },
-            use_ort_model_bytes_directly: '1',
-            use_ort_model_bytes_for_initializers: '1',
-          },
-        },
-      });
+        sessionOptions(threads, 'disabled', {
+          use_ort_model_bytes_directly: '1',
+          use_ort_model_bytes_for_initializers: '1',
+        }),
+      );
       bytesInUse.set(session, bytes);
       return { session, startedFrom: 'ort-copy' };
     } catch {
@@ -120,11 +124,7 @@ export async function createModelSession(modelPath: string, threads: SessionThre
       rmSync(`${copy}.json`, { force: true });
     }
   }
-  const plain: ort.InferenceSession.SessionOptions = {
-    ...baseOptions(threads),
-    graphOptimizationLevel: 'extended',
-    extra: { session: { intra_op: { allow_spinning: threads.spinning ? '1' : '0' } } },
-  };
+  const plain = sessionOptions(threads, 'extended');
   const fromOnnx = async (options: ort.InferenceSession.SessionOptions): Promise<ModelSession> => ({
     session: await ort.InferenceSession.create(modelPath, options),
     startedFrom: 'onnx',
@@ -136,11 +136,8 @@ export async function createModelSession(modelPath: string, threads: SessionThre
   let started: ModelSession;
   try {
     started = await fromOnnx({
-      ...plain,
+      ...sessionOptions(threads, 'extended', { save_model_format: 'ORT' }),
       optimizedModelFilePath: temporary,
-      extra: {
-        session: { intra_op: { allow_spinning: threads.spinning ? '1' : '0' }, save_model_format: 'ORT' },
-      },
     });
   } catch {
     // Saving failed (a full disk, say): start without a copy. A broken model.onnx throws here again.
