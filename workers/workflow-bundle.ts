@@ -3,6 +3,7 @@
  * the workflow sources: the result is cached on disk under node_modules/.cache, keyed by a hash
  * of every file the bundle can contain (workflows/ and domain/ with their subfolders, the activity types, the lock file).
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,10 +13,22 @@ import { workflowSourceHash } from './workflow-sources';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const WORKFLOWS_PATH = path.join(ROOT, 'workflows', 'index.ts');
+/**
+ * Modules initialised once per workflow thread and shared by its workflow executions, instead of once
+ * per execution like the rest of the bundle: stateless ones only (the SDK freezes their exports).
+ * workflows/preloaded.ts brings zod and the crawl spec's schema; tldts is a stateless library. zod
+ * itself cannot be named here: it declares itself side-effect free, so webpack drops a bare
+ * `require('zod')` and it was never preloaded while it was listed.
+ */
+export const PRELOADED_MODULES: readonly string[] = ['tldts', path.join(ROOT, 'workflows', 'preloaded.ts')];
 const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'gleaner-workflows');
 
 async function buildOrLoad(): Promise<WorkflowBundleWithSourceMap> {
-  const key = workflowSourceHash(ROOT);
+  // The bundle options are part of the key: a changed preload list must not reuse an older bundle.
+  const key = `${workflowSourceHash(ROOT)}-${createHash('sha256')
+    .update(JSON.stringify(PRELOADED_MODULES.map((m) => (path.isAbsolute(m) ? path.relative(ROOT, m) : m))))
+    .digest('hex')
+    .slice(0, 8)}`;
   const file = path.join(CACHE_DIR, `${key}.json`);
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
@@ -26,9 +39,7 @@ async function buildOrLoad(): Promise<WorkflowBundleWithSourceMap> {
   const bundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: new DefaultLogger('WARN'),
-    // Stateless libraries, initialised once per worker thread instead of once per workflow
-    // execution (the bundle's modules are otherwise initialised for each new workflow).
-    preloadModules: ['zod', 'tldts'],
+    preloadModules: [...PRELOADED_MODULES],
   });
   try {
     mkdirSync(CACHE_DIR, { recursive: true });
