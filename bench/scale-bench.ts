@@ -10,14 +10,15 @@
  * servers' logs like test/integration/fault-injection.test.ts (the short version of this run).
  *
  *   npm run bench:scale -- [--origins 1000] [--pages 10] [--delay-ms 500] [--faults] [--skip-page-scaling]
- *                          [--only-page-scaling] [--page-stage-origins N]
+ *                          [--only-page-scaling] [--page-stage-origins N] [--memory-samples DIR]
  *
  * The page stage's runs crawl their own site of `--page-stage-origins` origins (default: `--origins`)
- * × `--pages` pages; `--only-page-scaling` runs just those two.
+ * × `--pages` pages; `--only-page-scaling` runs just those two. `--memory-samples DIR` has every process
+ * of the split crawl write its memory samples (infra/memory-sampler.ts) to `DIR/<name>.jsonl`.
  *
  * It asserts nothing about time; read the load average printed beside the figures.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -40,6 +41,8 @@ interface Options {
   pageScaling: boolean;
   onlyPageScaling: boolean;
   pageStageOrigins: number;
+  /** A folder for each split-crawl process's memory samples (`<name>.jsonl`); none when unset. */
+  memorySamples: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -53,6 +56,7 @@ function parseOptions(argv: string[]): Options {
       'skip-page-scaling': { type: 'boolean', default: false },
       'only-page-scaling': { type: 'boolean', default: false },
       'page-stage-origins': { type: 'string' },
+      'memory-samples': { type: 'string' },
     },
   });
   const int = (name: string, value: string | undefined, min: number) => {
@@ -71,6 +75,7 @@ function parseOptions(argv: string[]): Options {
     pageScaling: values['skip-page-scaling'] !== true,
     onlyPageScaling: values['only-page-scaling'] === true,
     pageStageOrigins: int('page-stage-origins', values['page-stage-origins'] ?? values.origins, 1),
+    memorySamples: values['memory-samples'] ? path.resolve(values['memory-samples']) : undefined,
   };
 }
 
@@ -192,6 +197,7 @@ async function runSplitCrawl(options: Options) {
     addresses: 16,
   });
   const apiPort = await freePort();
+  if (options.memorySamples) mkdirSync(options.memorySamples, { recursive: true });
   const fleet: WorkerFleet = startWorkerFleet(
     {
       'fetch-1': ['worker', '--queues', 'fetch'],
@@ -202,6 +208,7 @@ async function runSplitCrawl(options: Options) {
       api: ['api', '--port', String(apiPort)],
     },
     infra.env,
+    { ...(options.memorySamples ? { memorySamplesDir: options.memorySamples } : {}) },
   );
   const crawlId = 'scale';
   const total = farm.pageUrls.length;

@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { spawnGleaner } from './gleaner-process';
 
 export interface FleetMember {
@@ -35,15 +36,29 @@ export interface WorkerFleet {
   stop(): Promise<void>;
 }
 
+export interface WorkerFleetOptions {
+  /**
+   * A folder for each member's memory samples (`GLEANER_MEMORY_SAMPLES`, infra/memory-sampler.ts), one
+   * `<name>.jsonl` per member, appended to across restarts. @default no sampling
+   */
+  memorySamplesDir?: string;
+}
+
 /** `spec` maps a member name to its gleaner arguments, e.g. `{ 'fetch-1': ['worker', '--queues', 'fetch'] }`. */
 export function startWorkerFleet(
   spec: Record<string, string[]>,
-  env: Record<string, string | undefined>,
+  sharedEnv: Record<string, string | undefined>,
+  options: WorkerFleetOptions = {},
 ): WorkerFleet {
+  const { memorySamplesDir } = options;
+  const envOf = (name: string): Record<string, string | undefined> =>
+    memorySamplesDir
+      ? { ...sharedEnv, GLEANER_MEMORY_SAMPLES: path.join(memorySamplesDir, `${name}.jsonl`) }
+      : sharedEnv;
   const members: FleetMember[] = Object.entries(spec).map(([name, args]) => ({
     name,
     args,
-    child: launch(args, env),
+    child: launch(args, envOf(name)),
     restarts: 0,
     peakRssBytes: 0,
     stderrTail: '',
@@ -57,7 +72,7 @@ export function startWorkerFleet(
       if (stopping || member.child !== child) return;
       setTimeout(() => {
         if (stopping || member.child !== child) return;
-        member.child = launch(member.args, env);
+        member.child = launch(member.args, envOf(member.name));
         member.restarts++;
         watchStderr(member);
         supervise(member);
@@ -79,7 +94,7 @@ export function startWorkerFleet(
       sampleRss(member);
       // The supervisor's own restart waits a second and sees the new child: no double start.
       await killAndWait(member.child, 'SIGKILL');
-      member.child = launch(member.args, env);
+      member.child = launch(member.args, envOf(member.name));
       member.restarts++;
       watchStderr(member);
       supervise(member);
