@@ -14,7 +14,8 @@ import type { Database, Queryable } from '../db/database';
 import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { packByBudget } from '../domain/pack-by-budget';
-import { loadDefaultEmbedder, type ModelIdentity, type TextEmbedder } from '../embed/embedder';
+import type { ModelIdentity, VectorEmbedder } from '../embed/embedder';
+import { sharedEmbedderThread } from '../embed/embedder-thread';
 import { observeEmbed } from '../infra/metrics';
 import { withHeartbeat } from './heartbeat';
 
@@ -41,8 +42,8 @@ export interface EmbedPagesResult {
 
 export interface EmbedActivityDeps {
   db: Database;
-  /** @default loadDefaultEmbedder (the provisioned model, loaded once per process) */
-  loadEmbedder?: () => Promise<TextEmbedder>;
+  /** @default sharedEmbedderThread (the provisioned model on its own thread, one per process) */
+  loadEmbedder?: () => Promise<VectorEmbedder>;
   /** Chunks per model call. @default 32 */
   batchSize?: number;
   /**
@@ -207,7 +208,7 @@ export function embeddingText(chunk: {
 
 export function createEmbedActivities(deps: EmbedActivityDeps) {
   const { db } = deps;
-  const loadEmbedder = deps.loadEmbedder ?? loadDefaultEmbedder;
+  const loadEmbedder = deps.loadEmbedder ?? sharedEmbedderThread;
   const batchSize = deps.batchSize ?? 32;
   const maxBatchTokens = deps.maxBatchTokens ?? 8192;
 

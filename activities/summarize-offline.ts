@@ -23,7 +23,8 @@ import {
   shortlist,
 } from '../domain/key-phrases';
 import { applyTagPolicy, MAX_TAGS, MIN_TAGS, siteNameTags } from '../domain/tags';
-import { loadDefaultEmbedder, type TextEmbedder } from '../embed/embedder';
+import type { VectorEmbedder } from '../embed/embedder';
+import { sharedEmbedderThread } from '../embed/embedder-thread';
 import { withHeartbeat } from './heartbeat';
 
 export interface SummarizePageInput {
@@ -40,8 +41,8 @@ export interface SummarizePageResult {
 
 export interface SummarizeDeps {
   db: Database;
-  /** @default loadDefaultEmbedder */
-  loadEmbedder?: () => Promise<TextEmbedder>;
+  /** @default sharedEmbedderThread (the provisioned model on its own thread, one per process) */
+  loadEmbedder?: () => Promise<VectorEmbedder>;
 }
 
 const MAX_SENTENCES = 40;
@@ -101,7 +102,7 @@ export function siteNamesOf(page: Pick<PageForSummary, 'origin' | 'title' | 'met
 }
 
 export function createSummarizeActivities(deps: SummarizeDeps) {
-  const loadEmbedder = deps.loadEmbedder ?? loadDefaultEmbedder;
+  const loadEmbedder = deps.loadEmbedder ?? sharedEmbedderThread;
   return {
     async summarizePage(input: SummarizePageInput): Promise<SummarizePageResult> {
       const { rows } = await deps.db.query<PageForSummary>(
@@ -167,7 +168,7 @@ export interface SummarizeOptions {
 
 /** Chooses the summary sentences and tags of one page's Markdown against its vector. */
 export async function summarizeText(
-  embedder: TextEmbedder,
+  embedder: VectorEmbedder,
   pageVector: readonly number[],
   markdown: string,
   siteNames: ReadonlySet<string>,
@@ -246,11 +247,11 @@ export async function summarizeText(
  * summariser's model tokens were texts already embedded for an earlier page. ~1.6 KB a vector.
  */
 const REUSED_VECTORS_MAX = 20_000;
-const reusedVectors = new WeakMap<TextEmbedder, LRUCache<string, Float32Array>>();
+const reusedVectors = new WeakMap<VectorEmbedder, LRUCache<string, Float32Array>>();
 
 /** `embedder.embed(texts)`, running the model only for texts this process has not embedded yet. */
 export async function embedReusing(
-  embedder: TextEmbedder,
+  embedder: VectorEmbedder,
   texts: readonly string[],
 ): Promise<Float32Array[]> {
   let cache = reusedVectors.get(embedder);

@@ -1,9 +1,11 @@
 /**
- * The default embedder loaded and run on a worker thread of its own. A cold `gleaner search` loads
- * the model (ONNX session ~0.35 s, tokenizer ~0.15 s of CPU) while it opens PGlite (~0.7 s); both
- * are synchronous work, so on the main thread they ran one after the other, and on a thread of its
- * own the model loads on the second core meanwhile. Only worth it for a short-lived process that
- * needs both at once: the crawl's workers load the model in process.
+ * The default embedder loaded and run on a worker thread of its own. onnxruntime-node runs a model
+ * call synchronously on the thread that makes it, so a model in the main thread stops everything
+ * else there for the call's length: a cold `gleaner search` opened PGlite only after the model
+ * loaded, and a worker process's activities, workflow tasks, PGlite queries and heartbeat timers all
+ * waited behind each batch (the embedded crawl's main thread spent 77 of 110 s inside model calls,
+ * with 1.3 of 2 cores busy). On a thread of its own the model runs while the main thread does the
+ * rest.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,24 +23,40 @@ export interface ThreadedEmbedder {
 // Not beside a module of the same stem: Vite (and so vitest) resolves `./embedder-thread` to the .mjs.
 const THREAD_ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'embedder-thread-entry.mjs');
 
-/** Starts the thread; resolves once its model is loaded, rejects with the reason it could not be. */
-export function loadEmbedderInThread(): Promise<ThreadedEmbedder> {
+/**
+ * Starts the thread; resolves once its model is loaded, rejects with the reason it could not be.
+ * `onEnded` runs once when the thread stops for any reason (closed, crashed, failed to load).
+ */
+export function loadEmbedderInThread(onEnded?: (reason: Error) => void): Promise<ThreadedEmbedder> {
   const worker = new Worker(THREAD_ENTRY, {
     // The thread writes nothing a person should see; its errors come back as messages.
     stdout: true,
     stderr: true,
   });
-  worker.stdout.resume();
-  worker.stderr.resume();
+  // Dropped, not drained: a resumed stream of the thread's would hold the process open after unref().
+  worker.stdout.destroy();
+  worker.stderr.destroy();
   const pending = new Map<number, { resolve(v: Float32Array[]): void; reject(e: Error): void }>();
   let nextId = 0;
   let ended: Error | undefined;
+  let loaded = false;
+  let notified = false;
+  // The thread keeps the process alive only while it loads or has work: an idle model must not stop
+  // a finished command from exiting, nor may a process awaiting vectors exit under its caller.
+  const holdProcessOpen = () => {
+    if (loaded && pending.size === 0) worker.unref();
+    else worker.ref();
+  };
   return new Promise<ThreadedEmbedder>((resolve, reject) => {
     const fail = (error: Error) => {
       ended ??= error;
       reject(error);
       for (const request of pending.values()) request.reject(error);
       pending.clear();
+      if (!notified) {
+        notified = true;
+        onEnded?.(ended);
+      }
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the embedding thread exited (code ${code})`)));
@@ -47,6 +65,8 @@ export function loadEmbedderInThread(): Promise<ThreadedEmbedder> {
         fail(new Error(reply.message));
         void worker.terminate();
       } else if (reply.type === 'ready') {
+        loaded = true;
+        holdProcessOpen();
         resolve({
           identity: reply.identity,
           embed(texts, kind = 'passage') {
@@ -55,6 +75,7 @@ export function loadEmbedderInThread(): Promise<ThreadedEmbedder> {
             const request: ThreadRequest = { id, texts: [...texts], kind };
             return new Promise((resolveEmbed, rejectEmbed) => {
               pending.set(id, { resolve: resolveEmbed, reject: rejectEmbed });
+              holdProcessOpen();
               worker.postMessage(request);
             });
           },
@@ -66,9 +87,34 @@ export function loadEmbedderInThread(): Promise<ThreadedEmbedder> {
       } else {
         const request = pending.get(reply.id);
         pending.delete(reply.id);
+        holdProcessOpen();
         if (reply.type === 'vectors') request?.resolve(reply.vectors);
         else request?.reject(new Error(reply.message));
       }
     });
   });
+}
+
+let shared: Promise<ThreadedEmbedder> | undefined;
+
+/**
+ * The process's one model thread for the pipeline (the embed and summary activities): started on
+ * first use, shared by every caller, and started afresh on the next call after it ends (a crash
+ * fails the calls in flight; Temporal retries their activities, which then get a new thread).
+ */
+export function sharedEmbedderThread(): Promise<ThreadedEmbedder> {
+  if (!shared) {
+    const starting = loadEmbedderInThread(() => {
+      if (shared === starting) shared = undefined;
+    });
+    shared = starting;
+  }
+  return shared;
+}
+
+/** Stops the shared model thread, if one runs (a worker process shutting down). */
+export async function closeSharedEmbedderThread(): Promise<void> {
+  const running = shared;
+  shared = undefined;
+  await (await running?.catch(() => undefined))?.close();
 }

@@ -41,6 +41,9 @@ export interface TextEmbedder {
   embed(texts: readonly string[], kind?: EmbedKind): Promise<Float32Array[]>;
 }
 
+/** What the pipeline and search need of an embedder: its identity and embed(), in process or on a thread. */
+export type VectorEmbedder = Pick<TextEmbedder, 'identity' | 'embed'>;
+
 export interface EmbedderOptions extends ModelDirOptions {
   /** Overrides the identity's name (default: the model directory's name). */
   name?: string;

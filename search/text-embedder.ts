@@ -1,7 +1,7 @@
-import type { TextEmbedder as ModelEmbedder } from '../embed/embedder';
+import type { VectorEmbedder } from '../embed/embedder';
 
 /**
  * What search needs of an embedder (embed/embedder.ts's, narrowed): its identity, to refuse a
  * model other than the corpus's, and embed(). Narrow so callers and tests can pass any embedder.
  */
-export type TextEmbedder = Pick<ModelEmbedder, 'identity' | 'embed'>;
+export type TextEmbedder = VectorEmbedder;

@@ -15,7 +15,7 @@ import {
   TASK_QUEUES,
   WORKFLOW_TASK_TIMEOUT,
 } from '../domain/temporal-names';
-import { loadDefaultEmbedder } from '../embed/embedder';
+import { closeSharedEmbedderThread, sharedEmbedderThread } from '../embed/embedder-thread';
 import { logger } from '../infra/logger';
 import { startMemorySampler } from '../infra/memory-sampler';
 import { workflowBundle } from './workflow-bundle';
@@ -37,7 +37,7 @@ export class EmbeddingSetupError extends Error {
  */
 async function prepareEmbedding(db: Database): Promise<void> {
   try {
-    const embedder = await loadDefaultEmbedder();
+    const embedder = await sharedEmbedderThread();
     await ensureEmbeddingModel(db, embedder.identity);
   } catch (error) {
     if (error instanceof Error && (error.name === 'DatabaseUnavailableError' || isConnectionError(error)))
@@ -149,6 +149,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     await connection.close();
     await closePageAnalysisPool();
     await closeRenderPool();
+    await closeSharedEmbedderThread();
   });
   return {
     done,

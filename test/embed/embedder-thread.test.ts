@@ -3,17 +3,24 @@
  * the same vectors as in process, a clear error when the model cannot be loaded, and no embeds after
  * close.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadDefaultEmbedder } from '../../embed/embedder';
-import { loadEmbedderInThread, type ThreadedEmbedder } from '../../embed/embedder-thread';
+import {
+  closeSharedEmbedderThread,
+  loadEmbedderInThread,
+  sharedEmbedderThread,
+  type ThreadedEmbedder,
+} from '../../embed/embedder-thread';
 
 let threaded: ThreadedEmbedder | undefined;
 afterEach(async () => {
   await threaded?.close();
   threaded = undefined;
+  await closeSharedEmbedderThread();
 });
 
 describe('loadEmbedderInThread', () => {
@@ -48,5 +55,43 @@ describe('loadEmbedderInThread', () => {
       else process.env.GLEANER_MODEL_DIR = before;
       rmSync(empty, { recursive: true, force: true });
     }
+  });
+});
+
+describe('sharedEmbedderThread, the pipeline model thread', () => {
+  it('is one thread for every caller, and a new one after it ends', async () => {
+    const [first, again] = await Promise.all([sharedEmbedderThread(), sharedEmbedderThread()]);
+    expect(again).toBe(first);
+    const [vector] = await first.embed(['shared thread']);
+    expect(vector).toHaveLength(first.identity.dimension);
+    await first.close();
+    await expect(first.embed(['after the end'])).rejects.toThrow(/closed/);
+    // The ended thread is forgotten: the next caller (a retried activity) gets a working one.
+    const next = await sharedEmbedderThread();
+    expect(next).not.toBe(first);
+    const [after] = await next.embed(['shared thread']);
+    expect(Array.from(after ?? [])).toEqual(Array.from(vector ?? []));
+  });
+
+  it('keeps a process alive while it embeds, and lets it exit when idle', () => {
+    // A script that awaits vectors and never closes the thread: it must print them (not exit under
+    // its await) and then exit by itself (an idle model must not hold a finished command open).
+    const script = `
+      const { sharedEmbedderThread } = await import(${JSON.stringify(path.resolve('embed/embedder-thread.ts'))});
+      const embedder = await sharedEmbedderThread();
+      const [vector] = await embedder.embed(['keep me alive']);
+      console.log('dimension', vector.length);
+    `;
+    // From a file: `-e` with --input-type would be inherited by the thread and refuse its entry.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-thread-alive-'));
+    const file = path.join(dir, 'embed-once.mjs');
+    writeFileSync(file, script);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', timeout: 60_000 });
+    rmSync(dir, { recursive: true, force: true });
+    expect(run.error).toBeUndefined();
+    expect(run.signal).toBeNull();
+    expect(run.stderr.trim().split('\n').slice(0, 8).join('\n')).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/dimension 384/);
   });
 });
