@@ -164,10 +164,12 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
 
 /**
  * Workflows kept in memory between their tasks. The SDK sizes its cache from the heap limit
- * (~2,300 on a 4 GB heap) and a cached origin or page workflow holds ~1–2 MB, so a crawl whose page
- * pipeline runs behind its fetches (hundreds of page workflows open) or with many origins grew to
- * 1.4–2 GB. An evicted workflow replays its history on its next task: cheap for a page workflow,
- * dearer for an origin (continue-as-new keeps it bounded). GLEANER_WORKFLOW_CACHE sets it.
+ * (~2,300 on a 4 GB heap). A cached workflow is mostly its own copy of the bundle's modules: ~0.17 MB
+ * of the workflow thread's heap for an origin workflow, since zod and the crawl spec's schema are
+ * preloaded once per thread (workflows/preloaded.ts); before that ~1.0 MB, and the crawl worker
+ * peaked at 1.5 GB at 1,000 origins with 200 cached. An evicted workflow replays its history on its
+ * next task: cheap for a page workflow, dearer for an origin (continue-as-new keeps it bounded).
+ * GLEANER_WORKFLOW_CACHE sets it.
  */
 function workflowCacheSize(): number {
   const fromEnv = Number(process.env.GLEANER_WORKFLOW_CACHE);
