@@ -14,11 +14,12 @@
  *
  * The page stage's runs crawl their own site of `--page-stage-origins` origins (default: `--origins`)
  * × `--pages` pages; `--only-page-scaling` runs just those two. `--memory-samples DIR` has every process
- * of the split crawl write its memory samples (infra/memory-sampler.ts) to `DIR/<name>.jsonl`.
+ * of the split crawl write its memory samples (infra/memory-sampler.ts) to `DIR/<name>.jsonl`, and the
+ * result show each one's memory at its highest sample (`memoryAtPeak`: heaps and what no heap holds).
  *
  * It asserts nothing about time; read the load average printed beside the figures.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -244,6 +245,7 @@ async function runSplitCrawl(options: Options) {
       seconds: Number(seconds.toFixed(1)),
       pagesPerSecond: Number((total / seconds).toFixed(2)),
       peakRssMiB: fleet.peakRssMiB(),
+      ...(options.memorySamples ? { memoryAtPeak: memoryAtPeak(options.memorySamples, fleet) } : {}),
       histories: await historySizes(infra.client),
       crawlWorkflowTaskTimeouts: await crawlTaskTimeouts(infra.client, handle.workflowId),
       politeness: {
@@ -261,6 +263,41 @@ async function runSplitCrawl(options: Options) {
     await farm.close();
     await stopInfra(infra);
   }
+}
+
+/**
+ * Each process's sampled memory at its highest RSS sample, in MiB: the main thread's heap, each worker
+ * thread's heap (the crawl worker's workflow threads), and what no JavaScript heap holds (native
+ * code, the SDK's Rust core, malloc's arenas). Samples come every 2 s, so the peak VmHWM may be higher.
+ */
+function memoryAtPeak(dir: string, fleet: WorkerFleet) {
+  const atPeak: Record<string, unknown> = {};
+  for (const { name } of fleet.members) {
+    let samples: Array<Record<string, unknown>>;
+    try {
+      samples = readFileSync(path.join(dir, `${name}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      continue;
+    }
+    const peak = samples.reduce((a, b) => (Number(b.VmRSS ?? 0) > Number(a.VmRSS ?? 0) ? b : a));
+    const threads = String(peak.workerHeaps ?? '')
+      .split(' ')
+      .filter(Boolean);
+    const threadTotal = threads.reduce((n, heap) => n + Number(heap.split('/')[1] ?? 0), 0);
+    const rss = Number(peak.VmRSS ?? 0);
+    const mainHeap = Number(peak.heapTotal ?? 0);
+    atPeak[name] = {
+      at: peak.at,
+      rss,
+      mainHeap: `${peak.heapUsed}/${mainHeap}`,
+      threadHeaps: threads.join(' '),
+      nonHeap: rss - mainHeap - threadTotal,
+    };
+  }
+  return atPeak;
 }
 
 async function checkStore(db: PgDatabase, crawlId: string, farm: SiteFarm) {
