@@ -25,10 +25,11 @@ export type ContentTypeName = (typeof CONTENT_TYPES)[number];
 export const DEFAULT_USER_AGENT = 'gleaner/0.1 (+https://github.com/gleaner-crawler/gleaner)';
 
 /**
- * Built on first use, not at import: every workflow execution in the worker initialises the
- * workflow bundle's modules afresh, and the page workflows (one per page) never parse a spec, so
- * an eagerly built schema cost each of them its construction (about a tenth of the workflow
- * thread's CPU in bench:politeness).
+ * Built on first use, not at import: outside the workflow bundle's preloaded modules every workflow
+ * execution initialises the modules afresh, and the page workflows (one per page) never parse a spec,
+ * so an eagerly built schema cost each of them its construction (about a tenth of the workflow
+ * thread's CPU in bench:politeness). Inside workers, workflows/preloaded.ts builds it once per
+ * workflow thread and every workflow shares it.
  */
 function buildCrawlSpecSchema() {
   return z
