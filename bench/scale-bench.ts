@@ -118,7 +118,13 @@ async function startInfra(): Promise<Infra> {
     db,
     connection,
     client: new Client({ connection }),
-    env: { TEMPORAL_ADDRESS: temporal.address, DATABASE_URL: postgres.url, GLEANER_LOG_LEVEL: 'error' },
+    env: {
+      TEMPORAL_ADDRESS: temporal.address,
+      DATABASE_URL: postgres.url,
+      GLEANER_LOG_LEVEL: 'error',
+      // Every worker runs as docker/Dockerfile runs it; MALLOC_ARENA_MAX=0 (glibc's default) measures without.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    },
   };
 }
 

@@ -18,6 +18,7 @@ import {
 import { closeSharedEmbedderThread, sharedEmbedderThread } from '../embed/embedder-thread';
 import { logger } from '../infra/logger';
 import { startMemorySampler } from '../infra/memory-sampler';
+import { limitHeapGrowth } from './heap-growth';
 import { workflowBundle } from './workflow-bundle';
 
 export { WORKFLOWS_PATH, workflowBundle } from './workflow-bundle';
@@ -90,6 +91,7 @@ export interface RunningWorkers {
 
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   installTemporalRuntime();
+  limitHeapGrowth();
   startMemorySampler();
   if (options.queues.includes('embed')) await prepareEmbedding(options.db);
   // One process holding the embedded store runs the whole pipeline on its main thread too.
