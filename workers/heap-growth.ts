@@ -3,15 +3,17 @@
  * collection. V8's own factor rises to 4x when a heap allocates fast, and a workflow thread does:
  * each activation, replay and payload conversion is garbage a moment later. At 1,000 origins the
  * crawl worker's workflow thread swung between ~40 MiB live and ~250 MiB before each full
- * collection, and its peak RSS rode on the top of that swing (bench:scale --memory-samples). A fixed
- * 1.5x keeps the swing near the live data: bench:scale 300 origins x 3 pages, one run each, load 4-6,
- * the workflow thread's largest used heap 142 -> 97 MiB and the crawl worker's peak RSS 631 -> 596
- * MiB, 4.04 and 3.93 pages/s. The setting is process-wide (every isolate), read at each collection.
- * GLEANER_HEAP_GROWING_PERCENT sets it (0 gives V8's own heuristics back).
+ * collection, and its peak RSS rode on the top of that swing (bench:scale --memory-samples).
+ * A fixed factor keeps the swing near the live data, at a price in throughput, so it is the
+ * operator's choice and off by default. bench:scale 1,000 origins x 2 pages, one run each, one
+ * after the other, load 4-5: V8's own factor 3.36 pages/s with the crawl worker at 688 MiB peak
+ * (its workflow thread's used heap up to 238 MiB); 50 % (1.5x) 2.83 pages/s at 528 MiB (101 MiB).
+ * The setting is process-wide (every isolate), read at each collection. GLEANER_HEAP_GROWING_PERCENT
+ * sets it; 0 is V8's own heuristics.
  */
 import { setFlagsFromString } from 'node:v8';
 
-const DEFAULT_HEAP_GROWING_PERCENT = 50;
+const DEFAULT_HEAP_GROWING_PERCENT = 0;
 
 /** The heap growing percent this process runs with: the environment's, else the default. */
 export function heapGrowingPercent(env: NodeJS.ProcessEnv = process.env): number {

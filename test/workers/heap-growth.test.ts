@@ -15,9 +15,10 @@ function largestHeapUsed(percent: string): number {
 }
 
 describe('heap growth of worker processes', () => {
-  it('defaults to 50 % and takes GLEANER_HEAP_GROWING_PERCENT, refusing nonsense', () => {
-    expect(heapGrowingPercent({})).toBe(50);
-    expect(heapGrowingPercent({ GLEANER_HEAP_GROWING_PERCENT: '' })).toBe(50);
+  it("defaults to V8's own factor (0) and takes GLEANER_HEAP_GROWING_PERCENT, refusing nonsense", () => {
+    expect(heapGrowingPercent({})).toBe(0);
+    expect(heapGrowingPercent({ GLEANER_HEAP_GROWING_PERCENT: '' })).toBe(0);
+    expect(heapGrowingPercent({ GLEANER_HEAP_GROWING_PERCENT: '50' })).toBe(50);
     expect(heapGrowingPercent({ GLEANER_HEAP_GROWING_PERCENT: '0' })).toBe(0);
     expect(heapGrowingPercent({ GLEANER_HEAP_GROWING_PERCENT: '120' })).toBe(120);
     for (const bad of ['-1', '1.5', 'lots', '401'])
