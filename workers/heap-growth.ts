@@ -31,6 +31,7 @@ let applied: number | undefined;
 export function limitHeapGrowth(env: NodeJS.ProcessEnv = process.env): number {
   if (applied !== undefined) return applied;
   applied = heapGrowingPercent(env);
-  setFlagsFromString(`--heap-growing-percent=${applied}`);
+  // 0 is V8's default already: nothing to set.
+  if (applied > 0) setFlagsFromString(`--heap-growing-percent=${applied}`);
   return applied;
 }
