@@ -34,9 +34,11 @@ export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptio
     db: runtime.db,
     temporal: async () => runtime.client,
     namespace: runtime.namespace,
-    // onnxruntime loads only when the first search by meaning needs it.
+    // The model loads only when the first search by meaning needs it, on the process's one model
+    // thread: the one the in-process embed workers use, so the API adds no second model, and a query
+    // is never embedded on the thread that serves every request.
     search: createSearchService(runtime.db, async () =>
-      (await import('../embed/embedder')).loadDefaultEmbedder(),
+      (await import('../embed/embedder-thread')).sharedThreadEmbedder(),
     ),
     ...auth,
   }).catch((error: unknown) => {
@@ -86,5 +88,6 @@ export async function runApiCommand(options: ApiCommandOptions): Promise<void> {
   } finally {
     await api?.close();
     await runtime.close();
+    await (await import('../embed/embedder-thread')).closeSharedEmbedderThread();
   }
 }

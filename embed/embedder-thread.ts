@@ -112,6 +112,19 @@ export function sharedEmbedderThread(): Promise<ThreadedEmbedder> {
   return shared;
 }
 
+/**
+ * An embedder over the shared model thread for a long-lived caller that keeps its embedder (the
+ * API's search): each call takes the thread anew, so a crashed thread costs the calls in flight,
+ * not every later one. Resolves once the thread's model has loaded.
+ */
+export async function sharedThreadEmbedder(): Promise<Pick<ThreadedEmbedder, 'identity' | 'embed'>> {
+  const { identity } = await sharedEmbedderThread();
+  return {
+    identity,
+    embed: async (texts, kind) => (await sharedEmbedderThread()).embed(texts, kind),
+  };
+}
+
 /** Stops the shared model thread, if one runs (a worker process shutting down). */
 export async function closeSharedEmbedderThread(): Promise<void> {
   const running = shared;

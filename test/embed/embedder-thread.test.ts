@@ -13,6 +13,7 @@ import {
   closeSharedEmbedderThread,
   loadEmbedderInThread,
   sharedEmbedderThread,
+  sharedThreadEmbedder,
   type ThreadedEmbedder,
 } from '../../embed/embedder-thread';
 
@@ -71,6 +72,18 @@ describe('sharedEmbedderThread, the pipeline model thread', () => {
     expect(next).not.toBe(first);
     const [after] = await next.embed(['shared thread']);
     expect(Array.from(after ?? [])).toEqual(Array.from(vector ?? []));
+  });
+
+  it("gives the API an embedder that outlives the thread's end", async () => {
+    const embedder = await sharedThreadEmbedder();
+    const thread = await sharedEmbedderThread();
+    expect(embedder.identity).toEqual(thread.identity);
+    const [before] = await embedder.embed(['a query'], 'query');
+    // The thread ends (a crash, or closed): the embedder the search service keeps still answers.
+    await thread.close();
+    const [after] = await embedder.embed(['a query'], 'query');
+    expect(await sharedEmbedderThread()).not.toBe(thread);
+    expect(Array.from(after ?? [])).toEqual(Array.from(before ?? []));
   });
 
   it('keeps a process alive while it embeds, and lets it exit when idle', () => {
