@@ -248,6 +248,24 @@ interface FetchRecord {
   timerStarted?: number;
   timerFired?: number;
   timerRequested?: number;
+  /** The run's event list and this fetch's place in it, for the long-lap listing. */
+  events?: TimedEvent[];
+  scheduledIdx?: number;
+  completedIdx?: number;
+}
+
+/** One history event of an origin run: when, and what (its attributes' name, with the activity or signal). */
+interface TimedEvent {
+  t: number;
+  label: string;
+}
+
+/** A lap well past δ, with what the origin workflow's history recorded between the two requests. */
+interface LongLap {
+  origin: string;
+  serverGapMs: number;
+  /** Event labels from the previous fetch's completion to the next fetch's scheduling, ms after the previous response ended. */
+  between: string[];
 }
 
 /**
@@ -273,9 +291,33 @@ interface LapBreakdown {
   serverGapMs: number;
   originWtQueueMs: number;
   originWtRunMs: number;
+  /** Laps (any pair of page requests, timer or not) whose server gap passed 1.5 δ: count and their share of the time beyond δ. */
+  longLaps: number;
+  longLapExcessShare: number;
+  allPairs: number;
+  longest: LongLap[];
 }
 
-async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServer[]): Promise<LapBreakdown> {
+/** A history event's kind, from the one attributes field it carries (`timerFiredEventAttributes` → `timerFired`). */
+function eventLabel(event: HistoryEventLike): string {
+  for (const [key, value] of Object.entries(event)) {
+    if (!key.endsWith('EventAttributes') || value === null || value === undefined) continue;
+    const kind = key.slice(0, -'EventAttributes'.length);
+    const detail =
+      (value as { activityType?: { name?: string | null } | null }).activityType?.name ??
+      (value as { signalName?: string | null }).signalName ??
+      undefined;
+    return detail ? `${kind}(${detail})` : kind;
+  }
+  return 'unknown';
+}
+
+async function lapBreakdown(
+  client: Client,
+  crawlWfId: string,
+  servers: SiteServer[],
+  gapDelayMs: number,
+): Promise<LapBreakdown> {
   const byOrigin = new Map<string, FetchRecord[]>();
   const wtQueue = new Mean();
   const wtRun = new Mean();
@@ -296,9 +338,11 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
     const wtScheduled = new Map<string, number>();
     const wtStarted = new Map<string, number>();
     let last: FetchRecord | undefined;
+    const events: TimedEvent[] = [];
     for (const event of (history.events ?? []) as HistoryEventLike[]) {
       const t = tsMs(event.eventTime);
       const eventId = String(event.eventId);
+      events.push({ t, label: eventLabel(event) });
       if (event.workflowTaskScheduledEventAttributes) wtScheduled.set(eventId, t);
       else if (event.workflowTaskStartedEventAttributes) {
         const sched = String(event.workflowTaskStartedEventAttributes.scheduledEventId);
@@ -320,6 +364,8 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
           scheduled: t,
           started: Number.NaN,
           completed: Number.NaN,
+          events,
+          scheduledIdx: events.length - 1,
         };
         scheduled.set(eventId, record);
         const origin = url ? new URL(url).origin : '';
@@ -332,7 +378,10 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
         if (record) record.started = t;
       } else if (event.activityTaskCompletedEventAttributes) {
         const record = scheduled.get(String(event.activityTaskCompletedEventAttributes.scheduledEventId));
-        if (record) record.completed = t;
+        if (record) {
+          record.completed = t;
+          record.completedIdx = events.length - 1;
+        }
       } else if (event.timerStartedEventAttributes) {
         if (last && last.timerStarted === undefined) {
           last.timerStarted = t;
@@ -356,6 +405,10 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
   };
   let pairs = 0;
   let lapsWithoutTimer = 0;
+  let allPairs = 0;
+  let excessMs = 0;
+  let longExcessMs = 0;
+  const long: LongLap[] = [];
   for (const server of servers) {
     const records = (byOrigin.get(server.origin) ?? []).sort((a, b) => a.scheduled - b.scheduled);
     const requestByPath = new Map<string, RequestLogEntry>();
@@ -366,6 +419,19 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
       const prevReq = requestByPath.get(prev.path);
       const curReq = requestByPath.get(cur.path);
       if (!prevReq || !curReq || prevReq.endedAtMs === 0) continue;
+      const gapMs = curReq.startedAtMs - prevReq.endedAtMs;
+      allPairs++;
+      excessMs += Math.max(0, gapMs - gapDelayMs);
+      if (gapMs > 1.5 * gapDelayMs) {
+        longExcessMs += gapMs - gapDelayMs;
+        const between: string[] = [];
+        if (prev.events && prev.completedIdx !== undefined && cur.scheduledIdx !== undefined)
+          for (let k = prev.completedIdx; k <= cur.scheduledIdx; k++) {
+            const e = prev.events[k] as TimedEvent;
+            between.push(`${Math.round(e.t - prevReq.endedAtMs)} ${e.label}`);
+          }
+        long.push({ origin: server.origin, serverGapMs: gapMs, between });
+      }
       if (prev.timerStarted === undefined || prev.timerFired === undefined) {
         lapsWithoutTimer++;
         continue;
@@ -394,6 +460,10 @@ async function lapBreakdown(client: Client, crawlWfId: string, servers: SiteServ
     serverGapMs: m.serverGap.value,
     originWtQueueMs: wtQueue.value,
     originWtRunMs: wtRun.value,
+    longLaps: long.length,
+    longLapExcessShare: excessMs > 0 ? longExcessMs / excessMs : Number.NaN,
+    allPairs,
+    longest: long.sort((a, b) => b.serverGapMs - a.serverGapMs).slice(0, 6),
   };
 }
 
@@ -529,7 +599,7 @@ async function run(stack: TestStack, options: Options, pipeline: Pipeline) {
     (sum, o) => sum + (Number.isFinite(o.pagesPerS) ? o.pagesPerS : 0),
     0,
   );
-  const breakdown = await lapBreakdown(stack.client, workflowId, servers);
+  const breakdown = await lapBreakdown(stack.client, workflowId, servers, delayS * 1000);
   const history = await historyEvents(stack.client, workflowId);
   return {
     history,
@@ -584,6 +654,11 @@ function print(r: Result): void {
       `timer ${f(b.timerMs)} ms (asked ${f(b.timerRequestedMs)}) → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
       `pre-HTTP in activity (its pacing wait included) ${f(b.preHttpMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ)`,
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
+    `    laps past 1.5 δ: ${b.longLaps} of ${b.allPairs} page-to-page gaps, ${f(100 * b.longLapExcessShare)} % of all time beyond δ; the longest, ` +
+      'with the origin history between (ms after the previous response ended):',
+    ...b.longest.map(
+      (l) => `      ${l.origin} gap ${f(l.serverGapMs, 0)} ms: ${l.between.join(' · ')}`,
+    ),
     `  machine${r.pipeline === 'separate' ? ' (fetch phase)' : ''}: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
       `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +
       `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + postgres ` +
@@ -630,7 +705,10 @@ function print(r: Result): void {
       overlaps,
       historyEventsPerPage: round(r.history.total / r.summary.pagesFetched),
       historyEvents: r.history.events,
-      breakdownMs: Object.fromEntries(Object.entries(b).map(([k, v]) => [k, round(v)])),
+      breakdownMs: Object.fromEntries(
+        Object.entries(b).flatMap(([k, v]) => (typeof v === 'number' ? [[k, round(v)]] : [])),
+      ),
+      longestLaps: b.longest,
       load: Object.fromEntries(Object.entries(r.load).map(([k, v]) => [k, round(v)])),
       perOrigin: r.perOrigin.map((o) => ({
         origin: o.origin,
