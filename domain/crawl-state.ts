@@ -283,13 +283,29 @@ export function startFinishing(state: CrawlState): void {
 }
 
 /**
- * The next turn's finish signals: up to `perTurn` origins not done and not yet told (an origin
- * started meanwhile too), each marked so a run after a continue-as-new does not tell it twice.
+ * Origins finishing at once, at most (`crawl-finish-window-v1`). A finishing origin wakes, settles,
+ * re-cleans its pages and reports, over several workflow tasks; told all at once, 1,000 origins
+ * took those tasks interleaved, so each task found its origin evicted from the worker's workflow
+ * cache (200 by default) and replayed its whole history first: the crawl worker's memory rose by
+ * ~100 MiB in the finish, outside the JavaScript heaps. A window well inside the cache keeps every
+ * finishing origin cached from its first task to its last.
  */
-export function finishTurn(state: CrawlState, perTurn: number): CrawlCommand[] {
-  const unsent = Object.values(state.origins)
-    .filter((entry) => !entry.done && !entry.finishSent)
-    .slice(0, perTurn);
+export const FINISH_WINDOW = 64;
+
+/**
+ * The next turn's finish signals: up to `perTurn` origins not done and not yet told (an origin
+ * started meanwhile too), and no more than leave `window` origins told and not yet done; each
+ * marked so a run after a continue-as-new does not tell it twice.
+ */
+export function finishTurn(
+  state: CrawlState,
+  perTurn: number,
+  window = Number.POSITIVE_INFINITY,
+): CrawlCommand[] {
+  const entries = Object.values(state.origins);
+  const finishing = entries.filter((entry) => !entry.done && entry.finishSent).length;
+  const room = Math.max(0, Math.min(perTurn, window - finishing));
+  const unsent = entries.filter((entry) => !entry.done && !entry.finishSent).slice(0, room);
   for (const entry of unsent) entry.finishSent = true;
   return unsent.map((entry) => ({ kind: 'finish', target: entry.workflowId }));
 }

@@ -1,12 +1,16 @@
 /**
  * Records two runs of one crawl workflow whose finish phase continues as new
- * (`patched('crawl-finish-turns-v1')`), for `test/workflows/replay.test.ts`:
+ * (`patched('crawl-finish-turns-v1')`, and since `crawl-finish-window-v1` with at most FINISH_WINDOW
+ * origins finishing at once), for `test/workflows/replay.test.ts`:
  *
  *   npx tsx scripts/record-finish-history.ts
  *
- * - `crawl-finish-start.json`: the run in which every origin had drained and the finish signals
- *   went out;
- * - `crawl-finish.json`: the last run, started in the finishing phase, taking the final reports.
+ * - `crawl-finish-window-start.json`: the run in which every origin had drained and the first finish
+ *   signals went out;
+ * - `crawl-finish-window.json`: the last run, started in the finishing phase, taking the final reports.
+ *
+ * `crawl-finish-start.json` and `crawl-finish.json` were recorded by this script before the window
+ * (at 7808abd, under those names): they keep the path of runs that began before it.
  *
  * 80 one-page loopback origins are crawled with `continueAsNewAfterEvents: 200` (the smallest
  * allowed): finishing them takes more events than one run may hold. Kept apart from
@@ -71,9 +75,12 @@ await withRecordingStack(sites, async (stack) => {
     throw new Error(`unexpected outcome, not recording: ${JSON.stringify({ summary, runs: runs.length })}`);
   }
   replaceInManifest(
-    writeHistory({ file: 'crawl-finish-start.json', workflowId, workflowType: WORKFLOW_TYPES.crawl }, start),
+    writeHistory(
+      { file: 'crawl-finish-window-start.json', workflowId, workflowType: WORKFLOW_TYPES.crawl },
+      start,
+    ),
   );
   replaceInManifest(
-    writeHistory({ file: 'crawl-finish.json', workflowId, workflowType: WORKFLOW_TYPES.crawl }, last),
+    writeHistory({ file: 'crawl-finish-window.json', workflowId, workflowType: WORKFLOW_TYPES.crawl }, last),
   );
 });

@@ -41,6 +41,13 @@ export interface CrawlGeneration {
    * crawl-many-origins-quota-first.json. Runs with it: crawl-finish.json and crawl-finish-start.json.
    */
   finishInTurns: boolean;
+  /**
+   * `crawl-finish-window-v1`: at most FINISH_WINDOW origins finish at once; the next are told as
+   * the first report done. Runs with finish turns but without it (every turn sent without waiting
+   * for the last): crawl-finish.json, crawl-finish-start.json. Runs with it: crawl-finish-window.json
+   * and crawl-finish-window-start.json.
+   */
+  finishWindow: boolean;
 }
 
 /** The generation this run is on: the newest, unless its history began before a patch. */
@@ -48,5 +55,6 @@ export function crawlGeneration(): CrawlGeneration {
   const concurrentEffects = patched('crawl-concurrent-effects-v1');
   const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
   const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
-  return { concurrentEffects, quotaFirst, finishInTurns };
+  const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
+  return { concurrentEffects, quotaFirst, finishInTurns, finishWindow };
 }

@@ -15,6 +15,7 @@ import {
   allIdle,
   type CrawlState,
   drained,
+  FINISH_WINDOW,
   finishEveryOrigin,
   finishTurn,
   finishTurnSize,
@@ -67,20 +68,27 @@ export async function runCrawl(
   }
 
   crawl.show('finishing');
-  if (generation.finishInTurns) await finishInTurns(spec, state, crawl);
+  if (generation.finishInTurns)
+    await finishInTurns(spec, state, crawl, generation.finishWindow ? FINISH_WINDOW : undefined);
   else await finishAtOnce(state, generation, crawl);
   return crawl.finish();
 }
 
 /**
- * Tells a turn's worth of origins to finish (an origin started meanwhile too), then takes the final
- * reports that came, with the continue-as-new check between turns; done when every origin is.
+ * Tells a turn's worth of origins to finish (an origin started meanwhile too), no more than `window`
+ * at once, then takes the final reports that came, with the continue-as-new check between turns;
+ * done when every origin is.
  */
-async function finishInTurns(spec: CrawlSpec, state: CrawlState, crawl: CrawlEffects): Promise<void> {
+async function finishInTurns(
+  spec: CrawlSpec,
+  state: CrawlState,
+  crawl: CrawlEffects,
+  window?: number,
+): Promise<void> {
   startFinishing(state);
   const perTurn = finishTurnSize(spec.continueAsNewAfterEvents);
   for (;;) {
-    const finishes = finishTurn(state, perTurn);
+    const finishes = finishTurn(state, perTurn, window);
     if (finishes.length > 0) await crawl.issueTogether(finishes);
     else await condition(() => state.inbox.length > 0 || allDone(state));
     for (let event = state.inbox.shift(); event; event = state.inbox.shift()) await crawl.handle(event);

@@ -301,6 +301,22 @@ describe('finishing', () => {
     expect(allDone(state)).toBe(true);
   });
 
+  it('keeps at most a window of origins finishing: the next are told as the first are done', () => {
+    const state = started(10, A, B, C);
+    expect(finishTurn(state, 10, 2).map((command) => command.target)).toEqual([
+      originWorkflowId('c1', A),
+      originWorkflowId('c1', B),
+    ]);
+    // Both still finishing: nobody else is told, however large the turn.
+    expect(finishTurn(state, 10, 2)).toEqual([]);
+    applyReport(state, report(A, { done: true }));
+    expect(finishTurn(state, 10, 2)).toEqual([{ kind: 'finish', target: originWorkflowId('c1', C) }]);
+    expect(finishTurn(state, 10, 2)).toEqual([]);
+    applyReport(state, report(B, { done: true }));
+    applyReport(state, report(C, { done: true }));
+    expect(allDone(state)).toBe(true);
+  });
+
   it('sizes a turn as an eighth of the continue-as-new threshold, between 16 and COMMANDS_PER_TURN', () => {
     expect(finishTurnSize(200)).toBe(25);
     expect(finishTurnSize(4000)).toBe(COMMANDS_PER_TURN);

@@ -12,6 +12,7 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const concurrentEffects = patched('crawl-concurrent-effects-v1');
     const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
     if (quotaFirst) deprecatePatch('crawl-finish-turns-v1');
-    return { concurrentEffects, quotaFirst, finishInTurns: quotaFirst };
+    const finishWindow = quotaFirst && patched('crawl-finish-window-v1');
+    return { concurrentEffects, quotaFirst, finishInTurns: quotaFirst, finishWindow };
   });
 }

@@ -11,10 +11,12 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
   return runCrawl(input, carried, () => {
     deprecatePatch('crawl-concurrent-effects-v1');
     const quotaFirst = patched('crawl-quota-first-v1');
+    const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
     return {
       concurrentEffects: true,
       quotaFirst,
-      finishInTurns: quotaFirst && patched('crawl-finish-turns-v1'),
+      finishInTurns,
+      finishWindow: finishInTurns && patched('crawl-finish-window-v1'),
     };
   });
 }

@@ -12,10 +12,12 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
   return runCrawl(input, carried, () => {
     const concurrentEffects = patched('crawl-concurrent-effects-v1');
     if (concurrentEffects) deprecatePatch('crawl-quota-first-v1');
+    const finishInTurns = concurrentEffects && patched('crawl-finish-turns-v1');
     return {
       concurrentEffects,
       quotaFirst: concurrentEffects,
-      finishInTurns: concurrentEffects && patched('crawl-finish-turns-v1'),
+      finishInTurns,
+      finishWindow: finishInTurns && patched('crawl-finish-window-v1'),
     };
   });
 }
