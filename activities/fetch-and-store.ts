@@ -34,7 +34,7 @@ import {
   readFetchedDocumentInThread,
   readFetchedHtmlInThread,
 } from './page-analysis-pool';
-import { waitForHandoff } from './politeness-wait';
+import { handoffLatenessMs, waitForHandoff } from './politeness-wait';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
@@ -63,10 +63,12 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
     const context = Context.current();
     const startedAtMs = processClockMs();
-    const waitForGap = (pacing: NonNullable<FetchAndStoreInput['pacing']>) =>
-      waitForHandoff(pacing, { startedAtMs, firstAttempt: context.info.attempt === 1 }, (ms) =>
-        context.sleep(ms),
-      );
+    const firstAttempt = context.info.attempt === 1;
+    let lateMs: number | undefined;
+    const waitForGap = (pacing: NonNullable<FetchAndStoreInput['pacing']>) => {
+      lateMs = handoffLatenessMs(pacing, { firstAttempt });
+      return waitForHandoff(pacing, { startedAtMs, firstAttempt }, (ms) => context.sleep(ms));
+    };
     // No heartbeat up front (withHeartbeat): most fetches end well inside one interval, so each
     // skipped beat is one server write less per page.
     return withHeartbeat(async () => {
@@ -141,6 +143,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         msSinceResponse: msSince(fetched.timings),
         responseEnded,
         ...(pacedMs === undefined ? {} : { pacedMs: Math.round(pacedMs) }),
+        ...(lateMs === undefined ? {} : { lateMs: Math.round(lateMs) }),
       };
     }, HEARTBEAT);
   };

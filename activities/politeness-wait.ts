@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { gapLeftMs } from '../domain/politeness/gap';
-import { pacingWaitMs, type RequestPacing } from '../domain/politeness/request-pacing';
+import { pacingLatenessMs, pacingWaitMs, type RequestPacing } from '../domain/politeness/request-pacing';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 
 /** Sleeps `ms` and rejects once cancelled: an activity's `Context.sleep`, or `abortableSleep`. */
@@ -53,6 +53,19 @@ export function waitForHandoff(
       }),
     sleep,
   );
+}
+
+/**
+ * How late the fetch activity is now for the request `pacing` paces (0: it must still wait), when
+ * this process saw the origin's previous response; undefined otherwise. Reported to the origin
+ * workflow, which learns its next hand-off from it (`handoffForOverhead`).
+ */
+export function handoffLatenessMs(pacing: RequestPacing, attempt: { firstAttempt: boolean }): number | undefined {
+  return pacingLatenessMs(pacing, {
+    clockId: PROCESS_CLOCK_ID,
+    nowMs: processClockMs(),
+    firstAttempt: attempt.firstAttempt,
+  });
 }
 
 /**

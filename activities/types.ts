@@ -108,6 +108,8 @@ export interface FetchAndStoreResult {
   responseEnded?: ResponseEnd;
   /** How long the activity waited for the politeness gap before its request (with `pacing`), in ms. */
   pacedMs?: number;
+  /** How far past the end of the gap the activity was ready to send (0: it waited), on the clock of the previous response; absent when it cannot tell. */
+  lateMs?: number;
   /** With `assessRender`: whether the HTML looks client-rendered, and why. */
   renderAssessment?: { needsRender: boolean; reasons: string[]; visibleTextChars: number };
   /** What this visit found for the stored page (absent for answers that concern no stored page). */

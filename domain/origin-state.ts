@@ -7,7 +7,7 @@ import { clear, emptyFrontier, type Frontier, type FrontierItem } from './fronti
 import { dropSpilled, type SpillState } from './frontier-spill';
 import { addCount, emptyOriginStats, type OriginStats } from './origin-stats';
 import type { OriginHealth } from './politeness/origin-health';
-import type { ResponseEnd } from './politeness/request-pacing';
+import type { HandoffOverhead, ResponseEnd } from './politeness/request-pacing';
 import type { RenderLearning } from './render-decision';
 
 /** Counters a denied origin's unfetched URLs can go to. */
@@ -54,6 +54,8 @@ export interface OriginState extends OriginHealth {
   lastResponse?: ResponseEnd;
   /** The part of the gap left to the fetch activity, learnt from how long the last one waited. */
   handoffMs?: number;
+  /** The scheduling overhead the hand-off covers, smoothed over laps (`patched('handoff-overhead-v1')`). */
+  handoffOverhead?: HandoffOverhead;
   /** Page batches started so far: the next batch's sequence number (`patched('page-batches-v1')`). */
   pageBatches?: number;
 }

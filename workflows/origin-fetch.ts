@@ -112,7 +112,7 @@ export function originFetcher(
     }
     // The gap runs from the response's end, not from the end of the activity's storage work.
     lap.requestEnded(result.msSinceResponse, result.responseEnded);
-    lap.learn(timedHandoffMs, result.pacedMs);
+    lap.learn(timedHandoffMs, result.pacedMs, result.lateMs);
     state.stats.bytes += result.bytes;
     state.stats.links += result.linksStored;
     if (throttled(item, result)) return;

@@ -118,7 +118,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     origin,
     state,
     frontier,
-    lap: politenessLap(spec, state),
+    // Runs recorded before this learn the hand-off from the last lap alone (replay-safe).
+    lap: politenessLap(spec, state, patched('handoff-overhead-v1')),
     enqueue,
     show(next) {
       phase = next;

@@ -21,7 +21,14 @@ import {
   responseEndedAtMs,
 } from '../domain/politeness/clock';
 import { gapLeftMs, originGapMs } from '../domain/politeness/gap';
-import { nextHandoffMs, type RequestPacing, type ResponseEnd } from '../domain/politeness/request-pacing';
+import {
+  handoffForOverhead,
+  lapOverheadMs,
+  nextHandoffMs,
+  nextHandoffOverhead,
+  type RequestPacing,
+  type ResponseEnd,
+} from '../domain/politeness/request-pacing';
 
 export interface LapOptions {
   /** `patched('pacing-in-activity-v1')`: skewed jitter and a hand-off; false in runs recorded before. */
@@ -58,18 +65,30 @@ export interface PolitenessLap {
    * `responseEnded` is the fetch activity's own reading of that end, for the next hand-off.
    */
   requestEnded(msSinceResponse?: number, responseEnded?: ResponseEnd): void;
-  /** A fetch sent with `timedHandoffMs` waited `pacedMs` of it: the next lap's hand-off. */
-  learn(timedHandoffMs: number | undefined, pacedMs: number | undefined): void;
+  /**
+   * A fetch sent with `timedHandoffMs` waited `pacedMs` of it (or came `lateMs` late): the next
+   * lap's hand-off.
+   */
+  learn(timedHandoffMs: number | undefined, pacedMs: number | undefined, lateMs?: number): void;
   /** Waits out what is left of the gap since the last request, all on the durable timer. */
   waitGap(): Promise<void>;
 }
 
-/** The lap of one origin run, over its spec and its durable state. */
+/**
+ * The lap of one origin run, over its spec and its durable state. `smoothedHandoff`
+ * (`patched('handoff-overhead-v1')`): the hand-off is learnt from the overhead smoothed over laps
+ * (`handoffForOverhead`); runs recorded before it learn from the last lap alone (`nextHandoffMs`).
+ */
 export function politenessLap(
   spec: Pick<CrawlSpec, 'delayMs' | 'jitterRatio'>,
   state: OriginState,
+  smoothedHandoff = false,
 ): PolitenessLap {
   const gapMs = () => originGapMs(spec.delayMs, state.crawlDelayMs);
+  const learnOverhead = (sampleMs: number) => {
+    state.handoffOverhead = nextHandoffOverhead(state.handoffOverhead, sampleMs);
+    state.handoffMs = handoffForOverhead(state.handoffOverhead);
+  };
   return {
     gapMs,
     plan({ pacedInActivity, sequential, lastStartAtMs }) {
@@ -95,7 +114,11 @@ export function politenessLap(
       const owedMs = owedAfterTimerMs(lap, Date.now());
       // A lap whose timer ran tells how much of the hand-off the scheduling around it used.
       const timed = lap.waitMs > 0 && lap.leftToActivityMs > 0;
-      if (timed && owedMs <= 0) state.handoffMs = nextHandoffMs(lap.leftToActivityMs, 0);
+      if (timed && owedMs <= 0) {
+        // The timer itself fired past the hand-off: the lap's overhead is more than it, by how much unknown.
+        if (smoothedHandoff) learnOverhead(lapOverheadMs(lap.leftToActivityMs, 0));
+        else state.handoffMs = nextHandoffMs(lap.leftToActivityMs, 0);
+      }
       if (owedMs <= 0) return {};
       return {
         pacing: {
@@ -112,10 +135,10 @@ export function politenessLap(
       state.stats.lastFetchAtMs = responseEndedAtMs(Date.now(), msSinceResponse);
       state.lastResponse = responseEnded;
     },
-    learn(timedHandoffMs, pacedMs) {
-      if (timedHandoffMs !== undefined && pacedMs !== undefined) {
-        state.handoffMs = nextHandoffMs(timedHandoffMs, pacedMs);
-      }
+    learn(timedHandoffMs, pacedMs, lateMs) {
+      if (timedHandoffMs === undefined || pacedMs === undefined) return;
+      if (smoothedHandoff) learnOverhead(lapOverheadMs(timedHandoffMs, pacedMs, lateMs));
+      else state.handoffMs = nextHandoffMs(timedHandoffMs, pacedMs);
     },
     async waitGap() {
       const waitMs = gapLeftMs(gapMs(), state.stats.lastFetchAtMs, Date.now());

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type HandoffOverhead,
+  handoffForOverhead,
   handoffMs,
   INITIAL_HANDOFF_MS,
+  lapOverheadMs,
   MAX_HANDOFF_MS,
   nextHandoffMs,
+  nextHandoffOverhead,
+  pacingLatenessMs,
   pacingSlackMs,
   pacingWaitMs,
   skewedJitterMs,
@@ -95,5 +100,75 @@ describe('nextHandoffMs', () => {
   it('is what handoffMs then hands off, never more than the gap', () => {
     expect(handoffMs(500, nextHandoffMs(100, 70))).toBe(70);
     expect(handoffMs(40, 200)).toBe(40);
+  });
+});
+
+describe('pacingLatenessMs', () => {
+  const pacing = { gapMs: 500, handoffMs: 200, previous: { clockId: CLOCK, atMs: 10_000 } };
+  const end = 10_000 + 500 + pacingSlackMs(500);
+
+  it('is how far past the gap the activity came, on the clock that saw the previous response', () => {
+    expect(pacingLatenessMs(pacing, { clockId: CLOCK, nowMs: end + 37, firstAttempt: true })).toBe(37);
+    expect(pacingLatenessMs(pacing, { clockId: CLOCK, nowMs: end - 80, firstAttempt: true })).toBe(0);
+  });
+
+  it('cannot tell on another clock, without a previous response, or on a retry', () => {
+    expect(pacingLatenessMs(pacing, { clockId: 'clock-b', nowMs: end + 37, firstAttempt: true })).toBeUndefined();
+    const { previous: _, ...noPrevious } = pacing;
+    expect(pacingLatenessMs(noPrevious, { clockId: CLOCK, nowMs: end + 37, firstAttempt: true })).toBeUndefined();
+    expect(pacingLatenessMs(pacing, { clockId: CLOCK, nowMs: end + 37, firstAttempt: false })).toBeUndefined();
+  });
+});
+
+describe('the smoothed hand-off', () => {
+  it("measures a lap's overhead from the wait left, or from the lateness when none was", () => {
+    expect(lapOverheadMs(200, 150)).toBe(50);
+    expect(lapOverheadMs(200, 0, 35)).toBe(235);
+    expect(lapOverheadMs(200, 0, 0)).toBe(200);
+    // Late by an unknown amount: counted as a hand-off more.
+    expect(lapOverheadMs(200, 0)).toBe(400);
+  });
+
+  it('smooths the mean by 1/8 and the deviation by 1/4 of each new lap', () => {
+    const first = nextHandoffOverhead(undefined, 80);
+    expect(first).toEqual({ meanMs: 80, devMs: 40 });
+    const second = nextHandoffOverhead(first, 160);
+    expect(second.meanMs).toBe(90);
+    expect(second.devMs).toBe(50);
+  });
+
+  it('hands off the mean and four deviations, within 10 … MAX_HANDOFF_MS', () => {
+    expect(handoffForOverhead({ meanMs: 60, devMs: 10 })).toBe(100);
+    expect(handoffForOverhead({ meanMs: 200, devMs: 50 })).toBe(MAX_HANDOFF_MS);
+    expect(handoffForOverhead({ meanMs: 1, devMs: 0 })).toBe(10);
+  });
+
+  it('comes late on far fewer laps than learning from the last lap alone, when the overhead swings', () => {
+    // Overheads drawn around 100 ms with a spread of ±60 ms (a loaded two-core machine), replayed
+    // through both learners: a lap is late when its overhead exceeds the hand-off it was given.
+    let seed = 7;
+    const uniform = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const overheads = Array.from({ length: 2_000 }, () => 40 + 120 * uniform());
+    let lastLap = INITIAL_HANDOFF_MS;
+    let smoothed: HandoffOverhead | undefined;
+    let smoothedHandoff = INITIAL_HANDOFF_MS;
+    let lateLastLap = 0;
+    let lateSmoothed = 0;
+    for (const overhead of overheads) {
+      if (overhead > lastLap) lateLastLap++;
+      lastLap = nextHandoffMs(lastLap, Math.max(0, lastLap - overhead));
+      const waited = Math.max(0, smoothedHandoff - overhead);
+      if (overhead > smoothedHandoff) lateSmoothed++;
+      smoothed = nextHandoffOverhead(
+        smoothed,
+        lapOverheadMs(smoothedHandoff, waited, waited > 0 ? undefined : overhead - smoothedHandoff),
+      );
+      smoothedHandoff = handoffForOverhead(smoothed);
+    }
+    expect(lateLastLap / overheads.length).toBeGreaterThan(0.15);
+    expect(lateSmoothed / overheads.length).toBeLessThan(0.02);
   });
 });
