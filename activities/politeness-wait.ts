@@ -60,7 +60,10 @@ export function waitForHandoff(
  * this process saw the origin's previous response; undefined otherwise. Reported to the origin
  * workflow, which learns its next hand-off from it (`handoffForOverhead`).
  */
-export function handoffLatenessMs(pacing: RequestPacing, attempt: { firstAttempt: boolean }): number | undefined {
+export function handoffLatenessMs(
+  pacing: RequestPacing,
+  attempt: { firstAttempt: boolean },
+): number | undefined {
   return pacingLatenessMs(pacing, {
     clockId: PROCESS_CLOCK_ID,
     nowMs: processClockMs(),

@@ -656,9 +656,7 @@ function print(r: Result): void {
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
     `    laps past 1.5 δ: ${b.longLaps} of ${b.allPairs} page-to-page gaps, ${f(100 * b.longLapExcessShare)} % of all time beyond δ; the longest, ` +
       'with the origin history between (ms after the previous response ended):',
-    ...b.longest.map(
-      (l) => `      ${l.origin} gap ${f(l.serverGapMs, 0)} ms: ${l.between.join(' · ')}`,
-    ),
+    ...b.longest.map((l) => `      ${l.origin} gap ${f(l.serverGapMs, 0)} ms: ${l.between.join(' · ')}`),
     `  machine${r.pipeline === 'separate' ? ' (fetch phase)' : ''}: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
       `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +
       `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + postgres ` +

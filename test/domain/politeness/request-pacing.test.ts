@@ -113,10 +113,16 @@ describe('pacingLatenessMs', () => {
   });
 
   it('cannot tell on another clock, without a previous response, or on a retry', () => {
-    expect(pacingLatenessMs(pacing, { clockId: 'clock-b', nowMs: end + 37, firstAttempt: true })).toBeUndefined();
+    expect(
+      pacingLatenessMs(pacing, { clockId: 'clock-b', nowMs: end + 37, firstAttempt: true }),
+    ).toBeUndefined();
     const { previous: _, ...noPrevious } = pacing;
-    expect(pacingLatenessMs(noPrevious, { clockId: CLOCK, nowMs: end + 37, firstAttempt: true })).toBeUndefined();
-    expect(pacingLatenessMs(pacing, { clockId: CLOCK, nowMs: end + 37, firstAttempt: false })).toBeUndefined();
+    expect(
+      pacingLatenessMs(noPrevious, { clockId: CLOCK, nowMs: end + 37, firstAttempt: true }),
+    ).toBeUndefined();
+    expect(
+      pacingLatenessMs(pacing, { clockId: CLOCK, nowMs: end + 37, firstAttempt: false }),
+    ).toBeUndefined();
   });
 });
 
