@@ -4,6 +4,7 @@ import {
   handoffForOverhead,
   handoffMs,
   INITIAL_HANDOFF_MS,
+  LAST_LAP_MAX_HANDOFF_MS,
   lapOverheadMs,
   MAX_HANDOFF_MS,
   nextHandoffMs,
@@ -90,9 +91,9 @@ describe('nextHandoffMs', () => {
     expect(nextHandoffMs(70, 40)).toBe(70);
   });
 
-  it('doubles when nothing was left to wait, within 10 … MAX_HANDOFF_MS', () => {
+  it('doubles when nothing was left to wait, within 10 … LAST_LAP_MAX_HANDOFF_MS', () => {
     expect(nextHandoffMs(100, 0)).toBe(200);
-    expect(nextHandoffMs(200, 0)).toBe(MAX_HANDOFF_MS);
+    expect(nextHandoffMs(200, 0)).toBe(LAST_LAP_MAX_HANDOFF_MS);
     expect(nextHandoffMs(20, 19)).toBe(41);
     expect(nextHandoffMs(10, 200)).toBe(10);
   });
@@ -146,6 +147,7 @@ describe('the smoothed hand-off', () => {
   it('hands off the mean and four deviations, within 10 … MAX_HANDOFF_MS', () => {
     expect(handoffForOverhead({ meanMs: 60, devMs: 10 })).toBe(100);
     expect(handoffForOverhead({ meanMs: 200, devMs: 50 })).toBe(MAX_HANDOFF_MS);
+    expect(handoffForOverhead({ meanMs: 170, devMs: 40 })).toBe(330);
     expect(handoffForOverhead({ meanMs: 1, devMs: 0 })).toBe(10);
   });
 
