@@ -20,6 +20,11 @@ export interface OriginReport {
   returnedQuota: number;
   /** Pages the origin would fetch now if allowed; 0 when it asks for nothing. */
   quotaWanted: number;
+  /**
+   * Quota the origin still holds as it asks: more than 0 when it asks ahead (`quota-prefetch-v1`),
+   * so an empty budget is answered "nothing more" instead of "exhausted" while it has pages to fetch.
+   */
+  quotaLeft?: number;
 }
 
 /** Origin → crawl: URLs of other origins, grouped by origin, for the crawl to route. */

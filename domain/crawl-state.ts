@@ -173,7 +173,10 @@ export function applyReport(
   if (report.quotaWanted > 0) {
     const granted = Math.min(wanted, state.budgetLeft);
     state.budgetLeft -= granted;
-    grant = { kind: 'quota', target: entry.workflowId, granted, exhausted: granted === 0 };
+    // An origin asking ahead still has pages to fetch: an empty budget ends it only once it asks
+    // with none left, as it did before asking ahead.
+    const exhausted = granted === 0 && !((report.quotaLeft ?? 0) > 0);
+    grant = { kind: 'quota', target: entry.workflowId, granted, exhausted };
   }
   if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
   if (report.done) entry.done = true;

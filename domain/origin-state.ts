@@ -64,6 +64,25 @@ export interface OriginState extends OriginHealth {
 export const QUOTA_BLOCK = 25;
 
 /**
+ * Pages of quota left when an origin asks for its next block ahead (`quota-prefetch-v1`). Asking
+ * only at 0 stopped the origin for the round trip through the crawl workflow (its report, the
+ * crawl's task, the grant): ~0.9 s at 20 origins on two cores, a lap of 1.9 s instead of 0.5 s,
+ * and 61 % of all the time the politeness benchmark's laps spent beyond the gap. Five laps of
+ * notice cover that round trip at any gap down to ~0.2 s.
+ */
+export const QUOTA_LOW_WATER = 5;
+
+/**
+ * Quota to ask for ahead, before the origin runs out: 0 unless it holds 1 to QUOTA_LOW_WATER pages
+ * and has more queued than that, and may still fetch (not denied, paused or out of budget).
+ */
+export function quotaWantedAhead(state: OriginState, queued: number): number {
+  if (state.quota <= 0 || state.quota > QUOTA_LOW_WATER) return 0;
+  if (state.budgetExhausted || state.deniedReason || state.paused) return 0;
+  return Math.max(0, Math.min(QUOTA_BLOCK, queued - state.quota));
+}
+
+/**
  * A new origin's state; `paused` when the crawl was paused as the origin appeared, `quota` what the
  * crawl granted with the start (its first batch's pages), so it need not ask before its first fetch.
  */

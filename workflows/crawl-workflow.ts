@@ -98,7 +98,7 @@ async function finishInTurns(
 }
 
 /**
- * Runs before `crawl-finish-turns-v1` (crawl.json and older histories): every origin is told at
+ * Runs before `crawl-finish-turns-v1` (crawl.v8.json and older histories): every origin is told at
  * once, and the final reports, which carry each origin's last counters, are taken in the same run.
  */
 async function finishAtOnce(

@@ -36,6 +36,7 @@ import {
   newOriginState,
   type OriginState,
   QUOTA_BLOCK,
+  quotaWantedAhead,
   receiveBatch,
   receiveControl,
   receiveQuota,
@@ -129,6 +130,10 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   };
   // Runs recorded before this wait the whole gap on the durable timer and draw a uniform jitter.
   const pacedInActivity = patched('pacing-in-activity-v1');
+  // Runs recorded before this ask for quota only once they have none left (replay-safe).
+  const quotaAhead = patched('quota-prefetch-v1');
+  /** The crawl answered an ask ahead with nothing (its budget is spent): the next ask is at 0. */
+  let askedAheadInVain = false;
   // Runs recorded before the rendering tier fetch every page plainly (replay-safe).
   const renderTier = patched('render-tier-v1') ? originRenderTier(run) : undefined;
   const fetcher = originFetcher(run, pages, renderTier);
@@ -142,6 +147,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   });
   setHandler(quotaSignal, (grant) => {
     quotaPending = false;
+    if (grant.granted === 0 && !grant.exhausted) askedAheadInVain = true;
     receiveQuota(state, frontier, grant);
   });
   setHandler(controlSignal, (command) => receiveControl(state, frontier, command));
@@ -243,6 +249,9 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       }
       await flushRelay();
       await pages.drain();
+      // A block asked for ahead is taken first, so the quota handed back with the idle report is
+      // all the origin holds (a grant arriving after it would sit here, unused, until the finish).
+      if (quotaPending) await condition(() => !quotaPending || finishRequested);
       if (size(frontier) === 0 && !lastReportedIdle) {
         phase = 'idle';
         showDetails();
@@ -274,6 +283,19 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       showDetails();
       await condition(() => !state.paused || finishRequested);
       continue;
+    }
+    // The next block is asked for while a few pages are left, so the grant comes before they run
+    // out; the loop does not wait for the signal to be delivered (a lap is not spent on it).
+    if (quotaAhead && !quotaPending && !askedAheadInVain) {
+      const wanted = quotaWantedAhead(state, size(frontier));
+      if (wanted > 0) {
+        quotaPending = true;
+        report({ quotaWanted: wanted, quotaLeft: state.quota }).catch((error: unknown) => {
+          // Undelivered: the origin asks again once it has no quota left, as it always did.
+          log.warn('could not ask the crawl for quota ahead', { origin, error: String(error) });
+          quotaPending = false;
+        });
+      }
     }
     // One request at a time: the fetch activity waits the gap's last stretch itself, exactly, so
     // the overhead of the timer's and the fetch's scheduling is not added to every lap.

@@ -136,6 +136,21 @@ describe('budget', () => {
     expect(state.budgetLeft).toBe(0);
   });
 
+  it('answers an origin asking ahead with nothing, not "exhausted", while it still holds quota', () => {
+    const state = started(25, A);
+    expect(applyReport(state, report(A, { quotaWanted: 25 }))).toMatchObject({ granted: 25 });
+    // Asking ahead with 3 pages left: the budget is spent, but those 3 pages may still be fetched.
+    expect(applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 3 }))).toMatchObject({
+      granted: 0,
+      exhausted: false,
+    });
+    // Asking with none left, as before asking ahead: now the budget is exhausted for it.
+    expect(applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 0 }))).toMatchObject({
+      granted: 0,
+      exhausted: true,
+    });
+  });
+
   it('splits requests beyond the budget between origins in arrival order, never below zero', () => {
     const state = started(10, A, B);
     const grants = [

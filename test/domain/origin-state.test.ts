@@ -4,6 +4,9 @@ import { emptySpill, noteSpilled } from '../../domain/frontier-spill';
 import {
   deny,
   newOriginState,
+  QUOTA_BLOCK,
+  QUOTA_LOW_WATER,
+  quotaWantedAhead,
   receiveBatch,
   receiveControl,
   receiveQuota,
@@ -115,5 +118,31 @@ describe('relayPending', () => {
     const state = newOriginState();
     state.pendingRelay = { 'http://b': items, 'http://c': [items[0] as (typeof items)[0]] };
     expect(relayPending(state)).toBe(3);
+  });
+});
+
+describe('quotaWantedAhead', () => {
+  it('asks for the next block while the origin still holds a few pages and has more queued', () => {
+    const state = newOriginState(false, QUOTA_LOW_WATER + 1);
+    expect(quotaWantedAhead(state, 100)).toBe(0);
+    state.quota = QUOTA_LOW_WATER;
+    expect(quotaWantedAhead(state, 100)).toBe(QUOTA_BLOCK);
+    // Only what is queued beyond the pages it holds.
+    expect(quotaWantedAhead(state, QUOTA_LOW_WATER + 3)).toBe(3);
+    expect(quotaWantedAhead(state, QUOTA_LOW_WATER)).toBe(0);
+  });
+
+  it('leaves the ask at 0 to the loop, and asks nothing of an origin that may not fetch', () => {
+    const state = newOriginState(false, 0);
+    expect(quotaWantedAhead(state, 100)).toBe(0);
+    state.quota = 2;
+    state.budgetExhausted = true;
+    expect(quotaWantedAhead(state, 100)).toBe(0);
+    state.budgetExhausted = false;
+    state.paused = true;
+    expect(quotaWantedAhead(state, 100)).toBe(0);
+    state.paused = false;
+    state.deniedReason = 'robots.txt disallows everything';
+    expect(quotaWantedAhead(state, 100)).toBe(0);
   });
 });

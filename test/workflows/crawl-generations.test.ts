@@ -48,7 +48,7 @@ describe('the path before crawl-quota-first-v1', () => {
     expect(failure).toBeInstanceOf(DeterminismViolationError);
     expect(String(failure)).toMatch(/nondeterminism/i);
     expect(await replay('crawl-many-origins-quota-first.json')).toBeUndefined();
-    expect(await replay('crawl.json')).toBeUndefined();
+    expect(await replay('crawl.v8.json')).toBeUndefined();
   });
 });
 
@@ -63,8 +63,25 @@ describe('the paths before crawl-concurrent-effects-v1 and crawl-finish-turns-v1
       expect(await withoutOneByOne(file), file).toBeUndefined();
     }
     const withoutFinishAtOnce = await replayer('without-finish-at-once.ts');
-    for (const file of ['crawl-many-origins-quota-first.json', 'crawl.json', 'crawl-finish.json']) {
+    for (const file of ['crawl-many-origins-quota-first.json', 'crawl.v8.json', 'crawl-finish.json']) {
       expect(await withoutFinishAtOnce(file), file).toBeUndefined();
+    }
+  });
+});
+
+describe('the path before crawl-finish-window-v1', () => {
+  // The 80-origin finish recordings tell 25 origins a turn, so the window of 64 holds none back in
+  // them: every finish history replays with the window forced. The unbounded path stays for crawls
+  // that were finishing more than 64 origins when the window came (crawl-generations.ts).
+  it('issues the same commands as the window on every finish history recorded', async () => {
+    const replay = await replayer('without-unbounded-finish.ts');
+    for (const file of [
+      'crawl-finish-start.json',
+      'crawl-finish.json',
+      'crawl-finish-window-start.json',
+      'crawl-finish-window.json',
+    ]) {
+      expect(await replay(file), file).toBeUndefined();
     }
   });
 });
