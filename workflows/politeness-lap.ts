@@ -85,8 +85,16 @@ export function politenessLap(
   smoothedHandoff = false,
 ): PolitenessLap {
   const gapMs = () => originGapMs(spec.delayMs, state.crawlDelayMs);
-  const learnOverhead = (sampleMs: number) => {
-    state.handoffOverhead = nextHandoffOverhead(state.handoffOverhead, sampleMs);
+  /** A lap that handed `handoffMs` to the fetch, which waited `waitedMs` of it (or came `lateMs` late). */
+  const learnLap = (handoffMs: number, waitedMs: number, lateMs?: number) => {
+    if (!smoothedHandoff) {
+      state.handoffMs = nextHandoffMs(handoffMs, waitedMs);
+      return;
+    }
+    state.handoffOverhead = nextHandoffOverhead(
+      state.handoffOverhead,
+      lapOverheadMs(handoffMs, waitedMs, lateMs),
+    );
     state.handoffMs = handoffForOverhead(state.handoffOverhead);
   };
   return {
@@ -114,11 +122,8 @@ export function politenessLap(
       const owedMs = owedAfterTimerMs(lap, Date.now());
       // A lap whose timer ran tells how much of the hand-off the scheduling around it used.
       const timed = lap.waitMs > 0 && lap.leftToActivityMs > 0;
-      if (timed && owedMs <= 0) {
-        // The timer itself fired past the hand-off: the lap's overhead is more than it, by how much unknown.
-        if (smoothedHandoff) learnOverhead(lapOverheadMs(lap.leftToActivityMs, 0));
-        else state.handoffMs = nextHandoffMs(lap.leftToActivityMs, 0);
-      }
+      // The timer itself fired past the hand-off: the lap's overhead is more than it, by how much unknown.
+      if (timed && owedMs <= 0) learnLap(lap.leftToActivityMs, 0);
       if (owedMs <= 0) return {};
       return {
         pacing: {
@@ -136,9 +141,7 @@ export function politenessLap(
       state.lastResponse = responseEnded;
     },
     learn(timedHandoffMs, pacedMs, lateMs) {
-      if (timedHandoffMs === undefined || pacedMs === undefined) return;
-      if (smoothedHandoff) learnOverhead(lapOverheadMs(timedHandoffMs, pacedMs, lateMs));
-      else state.handoffMs = nextHandoffMs(timedHandoffMs, pacedMs);
+      if (timedHandoffMs !== undefined && pacedMs !== undefined) learnLap(timedHandoffMs, pacedMs, lateMs);
     },
     async waitGap() {
       const waitMs = gapLeftMs(gapMs(), state.stats.lastFetchAtMs, Date.now());

@@ -62,7 +62,12 @@ const TARGET_WAIT_MS = 40;
  */
 export function nextHandoffMs(currentMs: number, waitedMs: number): number {
   const next = waitedMs <= 0 ? currentMs * 2 : currentMs - waitedMs + TARGET_WAIT_MS;
-  return Math.round(Math.max(MIN_HANDOFF_MS, Math.min(LAST_LAP_MAX_HANDOFF_MS, next)));
+  return boundedHandoffMs(next, LAST_LAP_MAX_HANDOFF_MS);
+}
+
+/** A learnt hand-off, whole milliseconds within MIN_HANDOFF_MS … `capMs`. */
+function boundedHandoffMs(ms: number, capMs: number): number {
+  return Math.round(Math.max(MIN_HANDOFF_MS, Math.min(capMs, ms)));
 }
 
 /**
@@ -106,8 +111,7 @@ export function nextHandoffOverhead(
  * more of each lap in the activity, holding its fetch slot).
  */
 export function handoffForOverhead(overhead: HandoffOverhead): number {
-  const ms = overhead.meanMs + 4 * overhead.devMs;
-  return Math.round(Math.max(MIN_HANDOFF_MS, Math.min(MAX_HANDOFF_MS, ms)));
+  return boundedHandoffMs(overhead.meanMs + 4 * overhead.devMs, MAX_HANDOFF_MS);
 }
 
 /**
