@@ -10,7 +10,9 @@
  * `doc-weight` is the generated site of bench/lib/doc-weight-site.ts (no sentence repeats across
  * pages, so the summariser's vector reuse never hits on sentences). `--compare` runs, page by page,
  * the old summariser (every one of the first 40 sentences and 40 phrase candidates embedded) beside
- * the current one (lexical shortlists), each with its own vector reuse cache, and prints calls, CPU
+ * the session-20 one (lexical shortlists, the shortlisted sentences embedded) and the current one
+ * (the same shortlists, each sentence judged by the vector of the chunk it came from), each with its
+ * own vector reuse cache, and prints calls, CPU
  * and the quality counts of both, the share of pages with an identical summary, the mean Jaccard of
  * the tag sets and the model's mean relevance of the chosen summary sentences. Chunk vectors (not
  * measured) come from the recall bench's on-disk cache.
@@ -107,6 +109,8 @@ function counting(real: TextEmbedder): TextEmbedder & { calls: number } {
 interface Arm {
   name: string;
   options: SummarizeOptions;
+  /** Given the page's chunks and their vectors, as summarizePage gives them. */
+  chunkVectors?: boolean;
   embedder: TextEmbedder & { calls: number };
   cpuMs: number;
   calls: number;
@@ -124,7 +128,8 @@ const arms: Arm[] = [
         },
       ]
     : []),
-  { name: 'shortlists (default)', options: {} },
+  ...(compare ? [{ name: 'shortlists, sentences embedded (session 20)', options: {} }] : []),
+  { name: 'shortlists, sentences by their chunk vectors (default)', options: {}, chunkVectors: true },
 ].map((arm) => ({ ...arm, embedder: counting(real), cpuMs: 0, calls: 0, made: [] }));
 const documents = siteDocuments().slice(0, limit);
 const pages: Array<{ url: string; title: string | undefined }> = [];
@@ -145,6 +150,7 @@ for (const document of documents) {
     ),
   );
   const pageVector = centroid(vectors);
+  const chunks = analysis.chunks.map((c, i) => ({ text: c.text, vector: vectors[i] as Float32Array }));
   const metadata = { ...analysis.extracted.metadata };
   const siteNames = siteNamesOf({ origin, title: title ?? null, metadata });
   const { markdown } = analysis.extracted;
@@ -154,7 +160,8 @@ for (const document of documents) {
   for (const arm of order) {
     const callsBefore = arm.embedder.calls;
     const cpu = process.cpuUsage();
-    const made = await summarizeText(arm.embedder, pageVector, markdown, siteNames, arm.options);
+    const options = arm.chunkVectors ? { ...arm.options, chunks } : arm.options;
+    const made = await summarizeText(arm.embedder, pageVector, markdown, siteNames, options);
     const used = process.cpuUsage(cpu);
     arm.cpuMs += (used.user + used.system) / 1000;
     arm.calls += arm.embedder.calls - callsBefore;
@@ -214,8 +221,8 @@ const result: Record<string, unknown> = {
   load: `${load(loadAtStart)} → ${load(os.loadavg())}`,
   cpu: [...new Set(flags)].join(' ') || 'no avx2',
 };
-if (compare) {
-  const [before, after] = arms as [Arm, Arm];
+/** How far `after` is from `before`: identical summaries, tag-set overlap, model calls and CPU cut. */
+function against(before: Arm, after: Arm) {
   let identical = 0;
   let jaccard = 0;
   before.made.forEach((old, i) => {
@@ -225,11 +232,19 @@ if (compare) {
     const union = new Set([...old.tags, ...now.tags]);
     jaccard += union.size === 0 ? 1 : now.tags.filter((t) => old.tags.includes(t)).length / union.size;
   });
+  return {
+    identicalSummaryShare: Number((identical / n).toFixed(3)),
+    meanTagJaccard: Number((jaccard / n).toFixed(3)),
+    modelCallsCut: Number((1 - after.calls / Math.max(1, before.calls)).toFixed(3)),
+    cpuCut: Number((1 - after.cpuMs / Math.max(1e-9, before.cpuMs)).toFixed(3)),
+  };
+}
+if (compare) {
+  const [before, embedded, after] = arms as [Arm, Arm, Arm];
   result.before = summaryOf(before);
-  result.identicalSummaryShare = Number((identical / n).toFixed(3));
-  result.meanTagJaccard = Number((jaccard / n).toFixed(3));
-  result.modelCallsCut = Number((1 - after.calls / Math.max(1, before.calls)).toFixed(3));
-  result.cpuCut = Number((1 - after.cpuMs / Math.max(1e-9, before.cpuMs)).toFixed(3));
+  Object.assign(result, against(before, after));
+  result.sentencesEmbedded = summaryOf(embedded);
+  result.againstSentencesEmbedded = against(embedded, after);
 }
 process.stdout.write(`${JSON.stringify(result)}\n`);
 const current = arms[arms.length - 1] as Arm;

@@ -200,6 +200,28 @@ export function pickByMmr(
   return picked;
 }
 
+/**
+ * For each sentence, the index of the passage that holds the most of its content words (the first
+ * of equals; 0 when none shares a word): the chunk a sentence of the page's prose came from.
+ */
+export function homePassages(sentences: readonly string[], passages: readonly string[]): number[] {
+  const passageWords = passages.map((passage) => new Set(contentWords(passage)));
+  return sentences.map((sentence) => {
+    const words = contentWords(sentence);
+    let best = 0;
+    let bestShared = -1;
+    for (const [i, set] of passageWords.entries()) {
+      let shared = 0;
+      for (const word of words) if (set.has(word)) shared += 1;
+      if (shared > bestShared) {
+        best = i;
+        bestShared = shared;
+      }
+    }
+    return best;
+  });
+}
+
 /** The content words of a text, lower-cased: the words key phrases are made of. */
 export function contentWords(text: string): string[] {
   const words: string[] = [];

@@ -152,6 +152,32 @@ describe('offline summary shortlist', () => {
     expect(summaryOrDescription(none.summary, {})).toBeNull();
   });
 
+  it('given the chunks and their vectors, embeds no sentence and picks from the chunks nearest the page', async () => {
+    const { embedder, texts } = await countingEmbedder();
+    const real = await loadDefaultEmbedder();
+    // Chunks as the pipeline cuts and embeds them: the on-topic steps, and a chunk of office notes.
+    const paragraphs = LONG_PAGE.split('\n\n').filter((p) => !p.startsWith('#'));
+    const onTopic = paragraphs.filter((p) => !/cafeteria|Parking/.test(p));
+    const chunkTexts = [
+      onTopic.slice(0, 7).join('\n\n'),
+      onTopic.slice(7).join('\n\n'),
+      paragraphs.slice(-2).join('\n\n'),
+    ];
+    const chunkVectors = await real.embed(chunkTexts);
+    const chunks = chunkTexts.map((text, i) => ({ text, vector: chunkVectors[i] as Float32Array }));
+    const pageVector = centroid(chunkVectors);
+    const pool = proseSentences(proseOf(LONG_PAGE), 40);
+    const made = await summarizeText(embedder, pageVector, LONG_PAGE, new Set(), { chunks });
+    expect(texts.filter((t) => pool.includes(t))).toEqual([]);
+    expect(texts.length).toBe(24);
+    expect(made.summary).toMatch(/Gaussian process|acquisition function/);
+    expect(made.summary).not.toMatch(/cafeteria|Parking/);
+    expect(made.summary?.split('. ').length).toBeGreaterThanOrEqual(2);
+    // The tags are the same as when the sentences are embedded: only the phrases decide them.
+    const { embedder: embedding } = await countingEmbedder();
+    expect(made.tags).toEqual((await summarizeText(embedding, pageVector, LONG_PAGE, new Set())).tags);
+  });
+
   it('refuses a shortlist that is not a positive integer', async () => {
     const { embedder } = await countingEmbedder();
     await expect(summarizeText(embedder, [1], PAGE_A, new Set(), { sentenceShortlist: 0 })).rejects.toThrow(

@@ -2,11 +2,32 @@
 import { describe, expect, it } from 'vitest';
 import {
   contentWords,
+  homePassages,
   lexicalCentrality,
   pageTermWeights,
   proseOf,
   shortlist,
 } from '../../domain/key-phrases';
+
+describe('homePassages', () => {
+  it("finds the passage holding most of each sentence's content words, the first of equals", () => {
+    const passages = [
+      'Gaussian processes model the objective. The acquisition function picks a point.',
+      'Random forests handle categorical dimensions. Trees vote.',
+    ];
+    expect(
+      homePassages(
+        [
+          'Random forests handle categorical dimensions.',
+          'The acquisition function picks a point.',
+          'Nothing shared here.',
+        ],
+        passages,
+      ),
+    ).toEqual([1, 0, 0]);
+    expect(homePassages(['anything'], [])).toEqual([0]);
+  });
+});
 
 describe('shortlist', () => {
   it('keeps the best-scored items in their original order, ties to the earlier item', () => {
