@@ -182,11 +182,11 @@ export interface PageChunk {
 export interface SummarizeOptions {
   /**
    * The page's chunks with their vectors: a sentence is then judged by the vector of the chunk it
-   * came from, and the model embeds no sentence (see CHUNK_VECTORS_FOR_SENTENCES). Without them the
+   * came from, and the model embeds no sentence (see CHUNK_VECTOR_SHORTLIST). Without them the
    * shortlisted sentences are embedded, as before.
    */
   chunks?: readonly PageChunk[];
-  /** Sentences the model embeds for the pick, at most. @default 6 (40, the whole pool, is the old summariser) */
+  /** Sentences shortlisted for the pick, at most. @default 4 with `chunks`, else 6 embedded (40, the whole pool, is the old summariser) */
   sentenceShortlist?: number;
   /** Key-phrase candidates the model embeds for the pick, at most. @default 24 */
   phraseShortlist?: number;
@@ -244,8 +244,8 @@ export async function summarizeText(
   let summary: string | null = null;
   if (takesAll) summary = sentences.length > 0 ? sentences.join(' ') : null;
   else {
-    // Sentences of one chunk share its vector: the shortlist's own order (most central by the
-    // page's word weights first) decides between them.
+    // Sentences of one chunk share its vector: the earlier on the page wins between them (the
+    // shortlist is in page order).
     const relevance = sentenceVectors.map((v, i) => dot(v, pageVector) - i * 1e-6);
     const picks = pickByMmr(relevance, sentenceVectors, SUMMARY_SENTENCES);
     const chosen: number[] = [];
