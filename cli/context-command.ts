@@ -24,7 +24,7 @@ export interface ContextCommandOptions {
 export async function runContextCommand(question: string, options: ContextCommandOptions): Promise<void> {
   // As `gleaner search`: a handful of queries, so PGlite's WebAssembly stays on the baseline compiler.
   setFlagsFromString('--liftoff-only');
-  const model = options.mode === 'fulltext' ? undefined : loadQueryModel();
+  const model = options.mode === 'fulltext' ? undefined : loadQueryModel(question);
   const db = await openStore({ requireCorpus: true }).catch(async (error: unknown) => {
     await (await model)?.close();
     throw error;

@@ -8,8 +8,13 @@ import { loadEmbedderInThread, type ThreadedEmbedder } from '../embed/embedder-t
 import { logger } from '../infra/logger';
 import type { TextEmbedder } from '../search/text-embedder';
 
-export function loadQueryModel(): Promise<ThreadedEmbedder | undefined> {
-  return loadEmbedderInThread().catch((error: unknown) => {
+/**
+ * `question`, when given, is embedded the moment the model has loaded (search trims it the same way
+ * before it asks), so its vector is ready while the store may still be opening.
+ */
+export function loadQueryModel(question?: string): Promise<ThreadedEmbedder | undefined> {
+  const ahead = question?.trim() ? { texts: [question.trim()], kind: 'query' as const } : undefined;
+  return loadEmbedderInThread(undefined, ahead).catch((error: unknown) => {
     logger.warn({ err: error }, 'could not load the embedding model; searching by words only');
     return undefined;
   });

@@ -23,11 +23,25 @@ export interface ThreadedEmbedder {
 // Not beside a module of the same stem: Vite (and so vitest) resolves `./embedder-thread` to the .mjs.
 const THREAD_ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'embedder-thread-entry.mjs');
 
+/** Texts to embed as soon as the model has loaded, before anyone asks for them. */
+export interface EmbedAhead {
+  texts: readonly string[];
+  kind: EmbedKind;
+}
+
 /**
  * Starts the thread; resolves once its model is loaded, rejects with the reason it could not be.
  * `onEnded` runs once when the thread stops for any reason (closed, crashed, failed to load).
+ *
+ * With `ahead`, the request is posted with the thread's start and answered the moment the model has
+ * loaded, and the first `embed` of the same texts and kind takes that answer. A cold `gleaner search`
+ * so has its query's vector while PGlite still opens, without waiting for its own busy thread to
+ * read the model's "ready" and ask.
  */
-export function loadEmbedderInThread(onEnded?: (reason: Error) => void): Promise<ThreadedEmbedder> {
+export function loadEmbedderInThread(
+  onEnded?: (reason: Error) => void,
+  ahead?: EmbedAhead,
+): Promise<ThreadedEmbedder> {
   const worker = new Worker(THREAD_ENTRY, {
     // The thread writes nothing a person should see; its errors come back as messages.
     stdout: true,
@@ -47,6 +61,20 @@ export function loadEmbedderInThread(onEnded?: (reason: Error) => void): Promise
     if (loaded && pending.size === 0) worker.unref();
     else worker.ref();
   };
+  const post = (texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]> => {
+    if (ended) return Promise.reject(ended);
+    const id = nextId++;
+    const request: ThreadRequest = { id, texts: [...texts], kind };
+    return new Promise((resolveEmbed, rejectEmbed) => {
+      pending.set(id, { resolve: resolveEmbed, reject: rejectEmbed });
+      holdProcessOpen();
+      worker.postMessage(request);
+    });
+  };
+  // The thread reads its requests only once its model has loaded, so this one waits there in line.
+  let answeredAhead = ahead && post(ahead.texts, ahead.kind);
+  // Unasked for, a failure here is the caller's to hear of only if it asks.
+  answeredAhead?.catch(() => {});
   return new Promise<ThreadedEmbedder>((resolve, reject) => {
     const fail = (error: Error) => {
       ended ??= error;
@@ -70,14 +98,12 @@ export function loadEmbedderInThread(onEnded?: (reason: Error) => void): Promise
         resolve({
           identity: reply.identity,
           embed(texts, kind = 'passage') {
-            if (ended) return Promise.reject(ended);
-            const id = nextId++;
-            const request: ThreadRequest = { id, texts: [...texts], kind };
-            return new Promise((resolveEmbed, rejectEmbed) => {
-              pending.set(id, { resolve: resolveEmbed, reject: rejectEmbed });
-              holdProcessOpen();
-              worker.postMessage(request);
-            });
+            if (answeredAhead && ahead && kind === ahead.kind && sameTexts(texts, ahead.texts)) {
+              const answer = answeredAhead;
+              answeredAhead = undefined;
+              return answer;
+            }
+            return post(texts, kind);
           },
           async close() {
             ended ??= new Error('the embedding thread was closed');
@@ -93,6 +119,10 @@ export function loadEmbedderInThread(onEnded?: (reason: Error) => void): Promise
       }
     });
   });
+}
+
+function sameTexts(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((text, i) => text === b[i]);
 }
 
 let shared: Promise<ThreadedEmbedder> | undefined;

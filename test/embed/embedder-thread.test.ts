@@ -39,6 +39,20 @@ describe('loadEmbedderInThread', () => {
       expect(Array.from(vector)).toEqual(Array.from(inProcess[i] ?? []));
   });
 
+  it('embeds texts asked for ahead once the model loads, and answers the same as asked afterwards', async () => {
+    const query = 'how do I stop the optimization when a time budget runs out';
+    threaded = await loadEmbedderInThread(undefined, { texts: [query], kind: 'query' });
+    const local = await loadDefaultEmbedder();
+    const [expected] = await local.embed([query], 'query');
+    const [ahead] = await threaded.embed([query], 'query');
+    // Taken once: the same texts again are a request of their own, and other texts are unaffected.
+    const [again] = await threaded.embed([query], 'query');
+    const [other] = await threaded.embed(['Bayesian optimisation'], 'query');
+    expect(Array.from(ahead ?? [])).toEqual(Array.from(expected ?? []));
+    expect(Array.from(again ?? [])).toEqual(Array.from(expected ?? []));
+    expect(Array.from(other ?? [])).not.toEqual(Array.from(expected ?? []));
+  });
+
   it('fails pending and later embeds once closed', async () => {
     threaded = await loadEmbedderInThread();
     await threaded.close();
@@ -51,6 +65,10 @@ describe('loadEmbedderInThread', () => {
     process.env.GLEANER_MODEL_DIR = empty;
     try {
       await expect(loadEmbedderInThread()).rejects.toThrow(/model/i);
+      // A request made ahead fails with the load and is no unhandled rejection (vitest reports those).
+      await expect(
+        loadEmbedderInThread(undefined, { texts: ['never embedded'], kind: 'query' }),
+      ).rejects.toThrow(/model/i);
     } finally {
       if (before === undefined) delete process.env.GLEANER_MODEL_DIR;
       else process.env.GLEANER_MODEL_DIR = before;
