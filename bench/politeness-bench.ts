@@ -289,6 +289,15 @@ interface LapBreakdown {
   activityQueueMs: number;
   preHttpMs: number;
   serverGapMs: number;
+  /** The same hops for laps with no timer (the whole gap handed to the fetch): their pairs and means. */
+  timerless: {
+    pairs: number;
+    postHttpMs: number;
+    wtToScheduleMs: number;
+    activityQueueMs: number;
+    preHttpMs: number;
+    serverGapMs: number;
+  };
   originWtQueueMs: number;
   originWtRunMs: number;
   /** Laps (any pair of page requests, timer or not) whose server gap passed 1.5 δ: count and their share of the time beyond δ. */
@@ -403,6 +412,13 @@ async function lapBreakdown(
     preHttp: new Mean(),
     serverGap: new Mean(),
   };
+  const untimed = {
+    postHttp: new Mean(),
+    wtToSchedule: new Mean(),
+    activityQueue: new Mean(),
+    preHttp: new Mean(),
+    serverGap: new Mean(),
+  };
   let pairs = 0;
   let lapsWithoutTimer = 0;
   let allPairs = 0;
@@ -434,6 +450,11 @@ async function lapBreakdown(
       }
       if (prev.timerStarted === undefined || prev.timerFired === undefined) {
         lapsWithoutTimer++;
+        untimed.postHttp.add(prev.completed - prevReq.endedAtMs);
+        untimed.wtToSchedule.add(cur.scheduled - prev.completed);
+        untimed.activityQueue.add(cur.started - cur.scheduled);
+        untimed.preHttp.add(curReq.startedAtMs - cur.started);
+        untimed.serverGap.add(gapMs);
         continue;
       }
       pairs++;
@@ -458,6 +479,14 @@ async function lapBreakdown(
     activityQueueMs: m.activityQueue.value,
     preHttpMs: m.preHttp.value,
     serverGapMs: m.serverGap.value,
+    timerless: {
+      pairs: lapsWithoutTimer,
+      postHttpMs: untimed.postHttp.value,
+      wtToScheduleMs: untimed.wtToSchedule.value,
+      activityQueueMs: untimed.activityQueue.value,
+      preHttpMs: untimed.preHttp.value,
+      serverGapMs: untimed.serverGap.value,
+    },
     originWtQueueMs: wtQueue.value,
     originWtRunMs: wtRun.value,
     longLaps: long.length,
@@ -653,6 +682,10 @@ function print(r: Result): void {
     `    post-HTTP in fetch activity ${f(b.postHttpMs)} ms → WT to timer start ${f(b.wtToTimerMs)} ms → ` +
       `timer ${f(b.timerMs)} ms (asked ${f(b.timerRequestedMs)}) → WT to next schedule ${f(b.wtToScheduleMs)} ms → activity queue ${f(b.activityQueueMs)} ms → ` +
       `pre-HTTP in activity (its pacing wait included) ${f(b.preHttpMs)} ms  = server gap ${f(b.serverGapMs)} ms (${f(b.serverGapMs - delayMs)} ms beyond δ)`,
+    `    laps without a timer (${b.timerless.pairs}, the gap handed to the fetch whole): post-HTTP in fetch activity ${f(b.timerless.postHttpMs)} ms → ` +
+      `WT to next schedule ${f(b.timerless.wtToScheduleMs)} ms → activity queue ${f(b.timerless.activityQueueMs)} ms → ` +
+      `pre-HTTP in activity (its pacing wait included) ${f(b.timerless.preHttpMs)} ms  = server gap ${f(b.timerless.serverGapMs)} ms ` +
+      `(${f(b.timerless.serverGapMs - delayMs)} ms beyond δ)`,
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
     `    laps past 1.5 δ: ${b.longLaps} of ${b.allPairs} page-to-page gaps, ${f(100 * b.longLapExcessShare)} % of all time beyond δ; the longest, ` +
       'with the origin history between (ms after the previous response ended):',

@@ -119,8 +119,12 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     origin,
     state,
     frontier,
-    // Runs recorded before this learn the hand-off from the last lap alone (replay-safe).
-    lap: politenessLap(spec, state, patched('handoff-overhead-v1')),
+    // Runs recorded before these learn the hand-off from the last lap alone, and time short gaps too
+    // (replay-safe).
+    lap: politenessLap(spec, state, {
+      smoothedHandoff: patched('handoff-overhead-v1'),
+      wholeShortGaps: patched('short-gap-handoff-v1'),
+    }),
     enqueue,
     show(next) {
       phase = next;

@@ -28,6 +28,7 @@ import {
   nextHandoffOverhead,
   type RequestPacing,
   type ResponseEnd,
+  WHOLE_GAP_MAX_MS,
 } from '../domain/politeness/request-pacing';
 
 export interface LapOptions {
@@ -74,15 +75,25 @@ export interface PolitenessLap {
   waitGap(): Promise<void>;
 }
 
-/**
- * The lap of one origin run, over its spec and its durable state. `smoothedHandoff`
- * (`patched('handoff-overhead-v1')`): the hand-off is learnt from the overhead smoothed over laps
- * (`handoffForOverhead`); runs recorded before it learn from the last lap alone (`nextHandoffMs`).
- */
+/** Which generation of the lap a run plans with, by the patches its history holds. */
+export interface LapGeneration {
+  /**
+   * `patched('handoff-overhead-v1')`: the hand-off is learnt from the overhead smoothed over laps
+   * (`handoffForOverhead`); runs recorded before it learn from the last lap alone (`nextHandoffMs`).
+   */
+  smoothedHandoff?: boolean;
+  /**
+   * `patched('short-gap-handoff-v1')`: a gap with at most WHOLE_GAP_MAX_MS left goes to the fetch
+   * whole, without a timer (`planLap`); runs recorded before it time every gap they can.
+   */
+  wholeShortGaps?: boolean;
+}
+
+/** The lap of one origin run, over its spec and its durable state. */
 export function politenessLap(
   spec: Pick<CrawlSpec, 'delayMs' | 'jitterRatio'>,
   state: OriginState,
-  smoothedHandoff = false,
+  { smoothedHandoff = false, wholeShortGaps = false }: LapGeneration = {},
 ): PolitenessLap {
   const gapMs = () => originGapMs(spec.delayMs, state.crawlDelayMs);
   /** A lap that handed `handoffMs` to the fetch, which waited `waitedMs` of it (or came `lateMs` late). */
@@ -109,6 +120,7 @@ export function politenessLap(
         lastStartAtMs,
         handOff: pacedInActivity && sequential,
         learntHandoffMs: state.handoffMs,
+        ...(wholeShortGaps ? { wholeGapUpToMs: WHOLE_GAP_MAX_MS } : {}),
         pausedUntilMs: state.pausedUntilMs,
         nowMs: Date.now(),
       });

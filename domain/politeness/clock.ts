@@ -40,6 +40,11 @@ export interface LapInput {
   handOff: boolean;
   /** The hand-off learnt on this origin (`nextHandoffMs`), if any. */
   learntHandoffMs?: number;
+  /**
+   * With `handOff`: a gap with at most this much left is handed to the activity whole, and the lap
+   * takes no durable timer (`patched('short-gap-handoff-v1')`; absent in runs recorded before).
+   */
+  wholeGapUpToMs?: number;
   /** The origin is paused (throttled, circuit open) until then. */
   pausedUntilMs?: number;
   nowMs: number;
@@ -60,6 +65,11 @@ export interface LapPlan {
  * One lap of the loop: the gap runs from the end of the previous fetch (workflow time is never
  * earlier than the activity's real completion), or with fetches in flight from the later of the
  * last start and the last response; a pause of the origin may make the wait longer.
+ *
+ * A short gap (at most `wholeGapUpToMs` left) goes to the activity whole. A timer for its first part
+ * would put two workflow tasks on the lap (the one that starts the timer and the one after it fires,
+ * ~130 ms each on a loaded two-core machine) where their work could run inside the gap instead; it
+ * cost five history events a page as well (the timer's two and the second task's three).
  */
 export function planLap(lap: LapInput): LapPlan {
   const gapMs = lap.baseGapMs + lap.jitterMs;
@@ -67,11 +77,11 @@ export function planLap(lap: LapInput): LapPlan {
     lap.lastFetchAtMs ?? Number.NEGATIVE_INFINITY,
     lap.lastStartAtMs ?? Number.NEGATIVE_INFINITY,
   );
-  const leftToActivityMs = lap.handOff ? handoffMs(gapMs, lap.learntHandoffMs) : 0;
-  const waitMs = Math.max(
-    gapMs - leftToActivityMs - (lap.nowMs - lastRequestAtMs),
-    (lap.pausedUntilMs ?? 0) - lap.nowMs,
-  );
+  const gapLeftMs = gapMs - (lap.nowMs - lastRequestAtMs);
+  const learntMs = lap.handOff ? handoffMs(gapMs, lap.learntHandoffMs) : 0;
+  const whole = lap.handOff && lap.wholeGapUpToMs !== undefined && gapLeftMs <= lap.wholeGapUpToMs;
+  const leftToActivityMs = whole ? Math.max(learntMs, gapLeftMs) : learntMs;
+  const waitMs = Math.max(gapLeftMs - leftToActivityMs, (lap.pausedUntilMs ?? 0) - lap.nowMs);
   return { gapMs, leftToActivityMs, lastRequestAtMs, waitMs };
 }
 

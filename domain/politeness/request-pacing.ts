@@ -43,6 +43,14 @@ export interface RequestPacing {
  */
 export const MAX_HANDOFF_MS = 400;
 /**
+ * The longest gap the origin workflow hands to the fetch activity whole, with no durable timer
+ * (`planLap`, `patched('short-gap-handoff-v1')`): the default delay (1 s) and shorter ones. The fetch
+ * then holds its slot for most of each lap, so a fetch worker's 64 slots keep ~60 origins at 1 s
+ * apiece: far more pages a second than the rest of a two-core machine processes. Longer gaps
+ * (a robots.txt Crawl-delay of seconds) are timed, so slots do not sit idle for them.
+ */
+export const WHOLE_GAP_MAX_MS = 1_000;
+/**
  * The cap of the hand-off learnt from the last lap alone (`nextHandoffMs`, runs before
  * `handoff-overhead-v1`): kept, so those runs replay with the hand-offs they planned.
  */

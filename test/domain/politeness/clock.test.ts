@@ -47,6 +47,27 @@ describe('planLap', () => {
     });
   });
 
+  it('hands a short gap to the activity whole, with no timer, and times a longer one', () => {
+    // 1,020 ms gap, 500 ms since the response: 520 ms left.
+    expect(
+      planLap({ ...base, handOff: true, learntHandoffMs: 30, lastFetchAtMs: 9_500, wholeGapUpToMs: 600 }),
+    ).toMatchObject({ leftToActivityMs: 520, waitMs: 0 });
+    // More left than the bound: the learnt hand-off and a timer for the rest, as before.
+    expect(
+      planLap({ ...base, handOff: true, learntHandoffMs: 30, lastFetchAtMs: 9_500, wholeGapUpToMs: 500 }),
+    ).toMatchObject({ leftToActivityMs: 30, waitMs: 490 });
+    // Never without hand-off (fetches beside the loop), and a pause is still waited on the timer.
+    expect(planLap({ ...base, lastFetchAtMs: 9_500, wholeGapUpToMs: 600 })).toMatchObject({
+      leftToActivityMs: 0,
+      waitMs: 520,
+    });
+    expect(
+      planLap({ ...base, handOff: true, lastFetchAtMs: 9_500, wholeGapUpToMs: 600, pausedUntilMs: 12_000 }),
+    ).toMatchObject({ leftToActivityMs: 520, waitMs: 2_000 });
+    // Before the first request nothing is owed: nothing handed, no timer.
+    expect(planLap({ ...base, handOff: true, wholeGapUpToMs: 600 }).waitMs).toBeLessThanOrEqual(0);
+  });
+
   it('runs from the later of the last response and the last start beside the loop', () => {
     expect(planLap({ ...base, lastFetchAtMs: 9_000, lastStartAtMs: 9_800 })).toMatchObject({
       lastRequestAtMs: 9_800,
