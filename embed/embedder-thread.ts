@@ -61,15 +61,23 @@ export function loadEmbedderInThread(
     if (loaded && pending.size === 0) worker.unref();
     else worker.ref();
   };
+  /** Requests posted and not yet answered, to let them finish before the thread is stopped. */
+  const inFlight = new Set<Promise<unknown>>();
   const post = (texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]> => {
     if (ended) return Promise.reject(ended);
     const id = nextId++;
     const request: ThreadRequest = { id, texts: [...texts], kind };
-    return new Promise((resolveEmbed, rejectEmbed) => {
+    const answer = new Promise<Float32Array[]>((resolveEmbed, rejectEmbed) => {
       pending.set(id, { resolve: resolveEmbed, reject: rejectEmbed });
       holdProcessOpen();
       worker.postMessage(request);
     });
+    const settled: Promise<unknown> = answer.then(
+      () => inFlight.delete(settled),
+      () => inFlight.delete(settled),
+    );
+    inFlight.add(settled);
+    return answer;
   };
   // The thread reads its requests only once its model has loaded, so this one waits there in line.
   let answeredAhead = ahead && post(ahead.texts, ahead.kind);
@@ -107,6 +115,10 @@ export function loadEmbedderInThread(
           },
           async close() {
             ended ??= new Error('the embedding thread was closed');
+            // A thread stopped inside the model's run takes the whole process down (onnxruntime-node
+            // throws a C++ exception into the terminating thread: abort, exit 134), so the requests
+            // it has are let finish first; later ones are refused above.
+            await Promise.all(inFlight);
             await worker.terminate();
           },
         });

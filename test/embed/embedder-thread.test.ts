@@ -53,6 +53,16 @@ describe('loadEmbedderInThread', () => {
     expect(Array.from(other ?? [])).not.toEqual(Array.from(expected ?? []));
   });
 
+  it('lets a request it is running finish when closed, instead of aborting the process', async () => {
+    // The request made ahead runs as soon as the model is loaded: closing right then stopped the
+    // thread inside onnxruntime's run, which aborted the whole process (exit 134; vitest's worker here).
+    threaded = await loadEmbedderInThread(undefined, { texts: ['closed while embedding'], kind: 'query' });
+    await threaded.close();
+    const [vector] = await threaded.embed(['closed while embedding'], 'query');
+    expect(vector).toHaveLength(threaded.identity.dimension);
+    await expect(threaded.embed(['asked after the close'])).rejects.toThrow(/closed/);
+  });
+
   it('fails pending and later embeds once closed', async () => {
     threaded = await loadEmbedderInThread();
     await threaded.close();
