@@ -75,20 +75,11 @@ export const QUOTA_LOW_WATER = 5;
 /**
  * Quota to ask for ahead, before the origin runs out: 0 unless it holds 1 to QUOTA_LOW_WATER pages
  * and has more queued than that, and may still fetch (not denied, paused or out of budget).
- *
- * `opening` (`quota-opening-ask-v1`): the origin's first lap, when it knows only the URLs it was
- * started with and holds quota for exactly those. It asks for QUOTA_LOW_WATER pages more, unseen:
- * a first page nearly always brings links, and asked only once that page was stored, the round trip
- * stopped every origin after its first page (~0.4-0.8 s at 20 origins on two cores, on top of a
- * first fetch that ends late while the crawl starts), the longest lap of each origin and ~65 % of
- * the time bench:politeness's laps spent beyond the gap. A seed that brings nothing hands the pages
- * back with its idle report.
  */
-export function quotaWantedAhead(state: OriginState, queued: number, opening = false): number {
+export function quotaWantedAhead(state: OriginState, queued: number): number {
   if (state.quota <= 0 || state.quota > QUOTA_LOW_WATER) return 0;
   if (state.budgetExhausted || state.deniedReason || state.paused) return 0;
-  const beyondQuota = Math.max(0, Math.min(QUOTA_BLOCK, queued - state.quota));
-  return opening && beyondQuota === 0 ? QUOTA_LOW_WATER : beyondQuota;
+  return Math.max(0, Math.min(QUOTA_BLOCK, queued - state.quota));
 }
 
 /**

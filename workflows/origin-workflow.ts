@@ -136,9 +136,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   const pacedInActivity = patched('pacing-in-activity-v1');
   // Runs recorded before this ask for quota only once they have none left (replay-safe).
   const quotaAhead = patched('quota-prefetch-v1');
-  // A new origin asks for a few pages more with its first fetch; runs recorded before this ask only
-  // once that page is stored (replay-safe). A run continued as new is past its opening.
-  let opening = !input.state && quotaAhead && patched('quota-opening-ask-v1');
   /** The crawl answered an ask ahead with nothing (its budget is spent): the next ask is at 0. */
   let askedAheadInVain = false;
   // Runs recorded before the rendering tier fetch every page plainly (replay-safe).
@@ -294,7 +291,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     // The next block is asked for while a few pages are left, so the grant comes before they run
     // out; the loop does not wait for the signal to be delivered (a lap is not spent on it).
     if (quotaAhead && !quotaPending && !askedAheadInVain) {
-      const wanted = quotaWantedAhead(state, size(frontier), opening);
+      const wanted = quotaWantedAhead(state, size(frontier));
       if (wanted > 0) {
         quotaPending = true;
         report({ quotaWanted: wanted, quotaLeft: state.quota }).catch((error: unknown) => {
@@ -321,7 +318,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     const item = pop(frontier);
     if (!item) continue;
     state.quota--;
-    opening = false;
     if (concurrency() > 1) {
       fetcher.start(item);
       pages.closeBatchIfDue();

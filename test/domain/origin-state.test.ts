@@ -132,17 +132,6 @@ describe('quotaWantedAhead', () => {
     expect(quotaWantedAhead(state, QUOTA_LOW_WATER)).toBe(0);
   });
 
-  it('asks for a few pages unseen on its opening lap, when it knows only what it holds quota for', () => {
-    const seed = newOriginState(false, 1);
-    expect(quotaWantedAhead(seed, 1)).toBe(0);
-    expect(quotaWantedAhead(seed, 1, true)).toBe(QUOTA_LOW_WATER);
-    // Started with more queued than it holds quota for: that is what it asks, opening or not.
-    expect(quotaWantedAhead(seed, 4, true)).toBe(3);
-    // Not without quota (the loop asks at 0), nor when it may not fetch.
-    expect(quotaWantedAhead(newOriginState(false, 0), 1, true)).toBe(0);
-    expect(quotaWantedAhead(newOriginState(true, 1), 1, true)).toBe(0);
-  });
-
   it('leaves the ask at 0 to the loop, and asks nothing of an origin that may not fetch', () => {
     const state = newOriginState(false, 0);
     expect(quotaWantedAhead(state, 100)).toBe(0);
