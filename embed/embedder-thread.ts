@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { EmbedKind, ModelIdentity } from './embedder';
 import type { ThreadReply, ThreadRequest } from './embedder-thread-protocol';
+import { disableOnnxruntimeTelemetry } from './onnxruntime-telemetry';
 
 export interface ThreadedEmbedder {
   readonly identity: ModelIdentity;
@@ -42,6 +43,7 @@ export function loadEmbedderInThread(
   onEnded?: (reason: Error) => void,
   ahead?: EmbedAhead,
 ): Promise<ThreadedEmbedder> {
+  disableOnnxruntimeTelemetry();
   const worker = new Worker(THREAD_ENTRY, {
     // The thread writes nothing a person should see; its errors come back as messages.
     stdout: true,

@@ -18,6 +18,7 @@ import { accessSync, constants, readFileSync, renameSync, rmSync, statSync, writ
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import { disableOnnxruntimeTelemetry } from './onnxruntime-telemetry';
 
 export interface SessionThreads {
   intraOpNumThreads: number;
@@ -104,6 +105,7 @@ export interface ModelSession {
 
 /** Starts a session on model.onnx, or on its current ORT-format copy; writes the copy when it can. */
 export async function createModelSession(modelPath: string, threads: SessionThreads): Promise<ModelSession> {
+  disableOnnxruntimeTelemetry();
   const copy = currentCopy(modelPath);
   if (copy) {
     try {

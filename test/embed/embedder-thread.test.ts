@@ -4,7 +4,7 @@
  * close.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -114,25 +114,31 @@ describe('sharedEmbedderThread, the pipeline model thread', () => {
     expect(Array.from(after ?? [])).toEqual(Array.from(before ?? []));
   });
 
-  it('keeps a process alive while it embeds, and lets it exit when idle', () => {
+  it('keeps a process alive while it embeds, lets it exit when idle, and starts no onnxruntime telemetry', () => {
     // A script that awaits vectors and never closes the thread: it must print them (not exit under
     // its await) and then exit by itself (an idle model must not hold a finished command open).
     const script = `
       const { sharedEmbedderThread } = await import(${JSON.stringify(path.resolve('embed/embedder-thread.ts'))});
       const embedder = await sharedEmbedderThread();
       const [vector] = await embedder.embed(['keep me alive']);
-      console.log('dimension', vector.length);
+      console.log('dimension', vector.length, 'pid', process.pid);
     `;
     // From a file: `-e` with --input-type would be inherited by the thread and refuse its entry.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-thread-alive-'));
     const file = path.join(dir, 'embed-once.mjs');
     writeFileSync(file, script);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', timeout: 60_000 });
+    // Without an operator's say: onnxruntime's telemetry must be off by default.
+    const { ORT_DISABLE_TELEMETRY: _, ...env } = process.env;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', timeout: 60_000, env });
     rmSync(dir, { recursive: true, force: true });
     expect(run.error).toBeUndefined();
     expect(run.signal).toBeNull();
     expect(run.stderr.trim().split('\n').slice(0, 8).join('\n')).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/dimension 384/);
+    // onnxruntime's telemetry client leaves this file behind every process it starts in.
+    const pid = /pid (\d+)/.exec(run.stdout)?.[1];
+    expect(pid).toBeDefined();
+    expect(existsSync(path.join('/tmp', `mat-debug-${pid}.log`))).toBe(false);
   });
 });
