@@ -16,6 +16,8 @@
  * × `--pages` pages; `--only-page-scaling` runs just those two. `--memory-samples DIR` has every process
  * of the split crawl write its memory samples (infra/memory-sampler.ts) to `DIR/<name>.jsonl`, and the
  * result show each one's memory at its highest sample (`memoryAtPeak`: heaps and what no heap holds).
+ * `lastStretch` says where the end went, in seconds from the start: the last page indexed, the first
+ * finish signal (every origin drained), the crawl's close, and the finish between the last two.
  *
  * It asserts nothing about time; read the load average printed beside the figures.
  */
@@ -195,6 +197,54 @@ async function crawlTaskTimeouts(client: Client, crawlWorkflowId: string): Promi
   return counts;
 }
 
+function eventTimeMs(
+  time: { seconds?: unknown; nanos?: number | null } | null | undefined,
+): number | undefined {
+  if (!time?.seconds) return undefined;
+  return Number(String(time.seconds)) * 1000 + Math.round((time.nanos ?? 0) / 1e6);
+}
+
+/**
+ * Where the crawl's last stretch went, in seconds from `startedMs`: the last page indexed, the
+ * first finish signal to an origin (every origin had drained), and the crawl's close. The finish is
+ * the origins' own last steps (settle, re-clean, final report), which drained origins wait for.
+ */
+async function finishPhase(
+  client: Client,
+  db: PgDatabase,
+  crawlId: string,
+  workflowId: string,
+  startedMs: number,
+) {
+  let firstFinishMs = Number.POSITIVE_INFINITY;
+  let closedMs = 0;
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    closedMs = Math.max(closedMs, run.closeTime?.getTime() ?? 0);
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    for (const event of history.events ?? []) {
+      if (event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName !== 'finish') continue;
+      firstFinishMs = Math.min(firstFinishMs, eventTimeMs(event.eventTime) ?? firstFinishMs);
+    }
+  }
+  const indexed = await db.query<{ last: Date | null }>(
+    'SELECT max(indexed_at) AS last FROM pages WHERE crawl_id = $1',
+    [crawlId],
+  );
+  const seconds = (ms: number | undefined) =>
+    ms === undefined || !Number.isFinite(ms) || ms === 0
+      ? null
+      : Number(((ms - startedMs) / 1000).toFixed(1));
+  const lastIndexedS = seconds(indexed.rows[0]?.last?.getTime());
+  const finishStartS = seconds(firstFinishMs);
+  const closedS = seconds(closedMs);
+  return {
+    lastPageIndexedS: lastIndexedS,
+    firstFinishSignalS: finishStartS,
+    closedS,
+    finishS: finishStartS !== null && closedS !== null ? Number((closedS - finishStartS).toFixed(1)) : null,
+  };
+}
+
 /** The whole crawl with every stage split into its own processes (two fetch). */
 async function runSplitCrawl(options: Options) {
   const infra = await startInfra();
@@ -254,6 +304,7 @@ async function runSplitCrawl(options: Options) {
       ...(options.memorySamples ? { memoryAtPeak: memoryAtPeak(options.memorySamples, fleet) } : {}),
       histories: await historySizes(infra.client),
       crawlWorkflowTaskTimeouts: await crawlTaskTimeouts(infra.client, handle.workflowId),
+      lastStretch: await finishPhase(infra.client, infra.db, crawlId, handle.workflowId, started),
       politeness: {
         violations: polite.violations.length,
         smallestGapMs: polite.smallestGapMs,
