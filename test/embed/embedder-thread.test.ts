@@ -129,7 +129,11 @@ describe('sharedEmbedderThread, the pipeline model thread', () => {
     writeFileSync(file, script);
     // Without an operator's say: onnxruntime's telemetry must be off by default.
     const { ORT_DISABLE_TELEMETRY: _, ...env } = process.env;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', file], { encoding: 'utf8', timeout: 60_000, env });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env,
+    });
     rmSync(dir, { recursive: true, force: true });
     expect(run.error).toBeUndefined();
     expect(run.signal).toBeNull();
