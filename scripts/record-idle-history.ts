@@ -10,9 +10,6 @@
  * - `origin-idle.json`: the run that began idle, was woken by a link another origin found late,
  *   re-cleaned once idle again, and finished without a re-clean of its own.
  *
- * `origin-idle-start.v1.json` and `origin-idle.v1.json` were recorded by this script before
- * `page-batch-fill-v1` (at c5a378b): they keep the path of runs that began before it.
- *
  * Origin A serves a root linking to 20 pages; origin B a root linking to /hold, answered only once A
  * has continued as new, which links to a page of A. Kept apart from record-histories.ts so
  * re-recording one never rewrites the other.

@@ -111,14 +111,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // Runs recorded before batches start one page workflow per page (replay-safe).
   const batched = patched('page-batches-v1');
   if (batched) state.pageBatches ??= 0;
-  // Runs recorded before this close a batch 2 s after its first page, however few it holds.
-  const pages = pageChildren({
-    spec,
-    origin,
-    state,
-    batched,
-    fill: batched && patched('page-batch-fill-v1'),
-  });
+  const pages = pageChildren({ spec, origin, state, batched });
   let phase: OriginPhase = 'fetching';
   let finishRequested = false;
   let quotaPending = false;

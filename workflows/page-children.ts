@@ -37,10 +37,8 @@ export function pageChildren(run: {
   state: { pageBatches?: number; stats: OriginStats };
   /** `patched('page-batches-v1')`: false for runs recorded before batches. */
   batched: boolean;
-  /** `patched('page-batch-fill-v1')`: a small batch waits a while for more pages (domain/page-batch.ts). */
-  fill?: boolean;
 }): PageChildren {
-  const { spec, origin, state, batched, fill = false } = run;
+  const { spec, origin, state, batched } = run;
   const children: Array<Promise<PageOutcome | PageOutcome[]>> = [];
   let openBatch: OpenBatch | undefined;
 
@@ -122,7 +120,7 @@ export function pageChildren(run: {
     },
     closeBatch,
     closeBatchIfDue(untilMs = Date.now()) {
-      if (batchDue(openBatch, untilMs, fill)) closeBatch();
+      if (batchDue(openBatch, untilMs)) closeBatch();
     },
     async drain() {
       closeBatch();

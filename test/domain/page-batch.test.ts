@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  addToBatch,
-  batchDue,
-  PAGE_BATCH_FILL_PAGES,
-  PAGE_BATCH_MAX_MS,
-  PAGE_BATCH_MS,
-  PAGE_BATCH_PAGES,
-} from '../../domain/page-batch';
+import { addToBatch, batchDue, PAGE_BATCH_MS, PAGE_BATCH_PAGES } from '../../domain/page-batch';
 
 describe('addToBatch', () => {
   it('opens a batch at the first page, dated then', () => {
@@ -38,20 +31,5 @@ describe('batchDue', () => {
     expect(batchDue(undefined, 1_000_000)).toBe(false);
     expect(batchDue(batch, 1_000 + PAGE_BATCH_MS - 1)).toBe(false);
     expect(batchDue(batch, 1_000 + PAGE_BATCH_MS)).toBe(true);
-  });
-
-  it('with fill, lets a small batch wait for PAGE_BATCH_FILL_PAGES pages, up to PAGE_BATCH_MAX_MS', () => {
-    const small = { pageIds: [1], openedAtMs: 1_000 };
-    expect(batchDue(small, 1_000 + PAGE_BATCH_MS, true)).toBe(false);
-    expect(batchDue(small, 1_000 + PAGE_BATCH_MAX_MS - 1, true)).toBe(false);
-    expect(batchDue(small, 1_000 + PAGE_BATCH_MAX_MS, true)).toBe(true);
-    const filled = {
-      pageIds: Array.from({ length: PAGE_BATCH_FILL_PAGES }, (_, i) => i + 1),
-      openedAtMs: 1_000,
-    };
-    // A batch that filled as fast as an origin at its gap fills one closes as before.
-    expect(batchDue(filled, 1_000 + PAGE_BATCH_MS - 1, true)).toBe(false);
-    expect(batchDue(filled, 1_000 + PAGE_BATCH_MS, true)).toBe(true);
-    expect(batchDue(undefined, 1_000_000, true)).toBe(false);
   });
 });
