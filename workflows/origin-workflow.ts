@@ -32,7 +32,6 @@ import {
 } from '../domain/frontier';
 import { emptySpill, topUpBounds } from '../domain/frontier-spill';
 import {
-  compactsWhileIdle,
   deny,
   newOriginState,
   type OriginState,
@@ -41,7 +40,6 @@ import {
   receiveBatch,
   receiveControl,
   receiveQuota,
-  recleansWhileIdle,
   relayPending,
 } from '../domain/origin-state';
 import { fetchRatePerSecond } from '../domain/origin-stats';
@@ -115,9 +113,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   let phase: OriginPhase = 'fetching';
   let finishRequested = false;
   let quotaPending = false;
-  // A run an idle origin continued into has already reported the idle (below).
-  let lastReportedIdle = input.state?.idleReported === true;
-  if (input.state) delete state.idleReported;
+  let lastReportedIdle = false;
   const run: OriginRun = {
     spec,
     origin,
@@ -196,13 +192,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     });
   }
 
-  async function reclean(): Promise<void> {
-    const fetched = state.stats.fetched;
-    const recleaned = await recleanOrigin(origin, spec.llmSummaries === true);
-    state.stats.chunksEmbedded = (state.stats.chunksEmbedded ?? 0) + recleaned.chunksEmbedded;
-    state.recleanedAtFetched = fetched;
-  }
-
   async function flushRelay(): Promise<void> {
     if (Object.keys(state.pendingRelay).length === 0) return;
     const byOrigin = state.pendingRelay;
@@ -274,12 +263,6 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         state.quota = 0;
         lastReportedIdle = true;
         await report({ idle: true, returnedQuota });
-      }
-      if (recleansWhileIdle(state, finishRequested) && patched('idle-reclean-v1')) await reclean();
-      if (compactsWhileIdle(workflowInfo().historyLength, finishRequested) && patched('idle-compaction-v1')) {
-        // Handlers only mutate state synchronously, so nothing is lost between here and the new run.
-        state.idleReported = lastReportedIdle;
-        await continueAsNew<typeof originWorkflow>({ spec, origin, initial: [], state });
       }
       await condition(() => size(frontier) > 0 || finishRequested);
       lastReportedIdle = false;
@@ -366,8 +349,11 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   await flushRelay();
   await pages.drain();
   // Pages processed before the origin's site template was learnt are cleaned again (runs recorded
-  // before templates end without this step), unless that ran while idle and no page came since.
-  if (patched('site-templates-v1') && state.recleanedAtFetched !== state.stats.fetched) await reclean();
+  // before templates end without this step).
+  if (patched('site-templates-v1')) {
+    const recleaned = await recleanOrigin(origin, spec.llmSummaries === true);
+    state.stats.chunksEmbedded = (state.stats.chunksEmbedded ?? 0) + recleaned.chunksEmbedded;
+  }
   phase = 'done';
   showDetails();
   await report({ idle: true, done: true, returnedQuota: state.quota });
