@@ -52,7 +52,7 @@ export function loadEmbedderInThread(
   // Dropped, not drained: a resumed stream of the thread's would hold the process open after unref().
   worker.stdout.destroy();
   worker.stderr.destroy();
-  const pending = new Map<number, PendingRequest>();
+  const pending = new Map<number, { resolve(v: Float32Array[]): void; reject(e: Error): void }>();
   let nextId = 0;
   let ended: Error | undefined;
   let loaded = false;
@@ -63,17 +63,22 @@ export function loadEmbedderInThread(
     if (loaded && pending.size === 0) worker.unref();
     else worker.ref();
   };
+  /** Requests posted and not yet answered, to let them finish before the thread is stopped. */
+  const inFlight = new Set<Promise<unknown>>();
   const post = (texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]> => {
     if (ended) return Promise.reject(ended);
     const id = nextId++;
     const request: ThreadRequest = { id, texts: [...texts], kind };
-    let settle: Pick<PendingRequest, 'resolve' | 'reject'> | undefined;
-    const answer = new Promise<Float32Array[]>((resolve, reject) => {
-      settle = { resolve, reject };
+    const answer = new Promise<Float32Array[]>((resolveEmbed, rejectEmbed) => {
+      pending.set(id, { resolve: resolveEmbed, reject: rejectEmbed });
+      holdProcessOpen();
+      worker.postMessage(request);
     });
-    if (settle) pending.set(id, { ...settle, settled: answer.then(noop, noop) });
-    holdProcessOpen();
-    worker.postMessage(request);
+    const settled: Promise<unknown> = answer.then(
+      () => inFlight.delete(settled),
+      () => inFlight.delete(settled),
+    );
+    inFlight.add(settled);
     return answer;
   };
   // The thread reads its requests only once its model has loaded, so this one waits there in line.
@@ -115,7 +120,7 @@ export function loadEmbedderInThread(
             // A thread stopped inside the model's run takes the whole process down (onnxruntime-node
             // throws a C++ exception into the terminating thread: abort, exit 134), so the requests
             // it has are let finish first; later ones are refused above.
-            await Promise.all([...pending.values()].map((request) => request.settled));
+            await Promise.all(inFlight);
             await worker.terminate();
           },
         });
@@ -129,15 +134,6 @@ export function loadEmbedderInThread(
     });
   });
 }
-
-/** A request posted and not yet answered; `settled` lets close() wait for it before stopping the thread. */
-interface PendingRequest {
-  resolve(vectors: Float32Array[]): void;
-  reject(error: Error): void;
-  settled: Promise<void>;
-}
-
-function noop(): void {}
 
 function sameTexts(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((text, i) => text === b[i]);

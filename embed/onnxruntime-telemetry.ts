@@ -5,8 +5,8 @@
  * unless the operator set ORT_DISABLE_TELEMETRY. onnxruntime reads the variable from the process's
  * real environment when it creates its environment, at the first session: a worker thread's
  * process.env is a copy native code cannot see, so threads that load a model are started after this
- * ran on the main thread (embed/embedder-thread.ts). Kept apart from
- * onnx-session.ts so that the main thread can call it without loading onnxruntime.
+ * ran on the main thread (embed/embedder-thread.ts). Kept apart from onnx-session.ts so the main
+ * thread can call it without loading onnxruntime.
  */
 export function disableOnnxruntimeTelemetry(): void {
   process.env.ORT_DISABLE_TELEMETRY ??= '1';
