@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { emptyFrontier, push, size } from '../../domain/frontier';
 import { emptySpill, noteSpilled } from '../../domain/frontier-spill';
 import {
+  compactsWhileIdle,
   deny,
+  IDLE_COMPACTION_MIN_EVENTS,
   newOriginState,
   QUOTA_BLOCK,
   QUOTA_LOW_WATER,
@@ -10,6 +12,7 @@ import {
   receiveBatch,
   receiveControl,
   receiveQuota,
+  recleansWhileIdle,
   relayPending,
 } from '../../domain/origin-state';
 
@@ -144,5 +147,29 @@ describe('quotaWantedAhead', () => {
     state.paused = false;
     state.deniedReason = 'robots.txt disallows everything';
     expect(quotaWantedAhead(state, 100)).toBe(0);
+  });
+});
+
+describe('compactsWhileIdle', () => {
+  it('continues an idle origin as new only past the threshold and before its finish', () => {
+    expect(compactsWhileIdle(IDLE_COMPACTION_MIN_EVENTS, false)).toBe(false);
+    expect(compactsWhileIdle(IDLE_COMPACTION_MIN_EVENTS + 1, false)).toBe(true);
+    // Finishing: the run ends soon anyway, and the finish must not be lost to a new run.
+    expect(compactsWhileIdle(IDLE_COMPACTION_MIN_EVENTS + 1, true)).toBe(false);
+  });
+});
+
+describe('recleansWhileIdle', () => {
+  it('re-cleans once per pages fetched, never before a page or once the finish is asked', () => {
+    const state = newOriginState();
+    expect(recleansWhileIdle(state, false)).toBe(false);
+    state.stats.fetched = 10;
+    expect(recleansWhileIdle(state, false)).toBe(true);
+    expect(recleansWhileIdle(state, true)).toBe(false);
+    state.recleanedAtFetched = 10;
+    expect(recleansWhileIdle(state, false)).toBe(false);
+    // A late page woke it: its page may need the template's cleaning too.
+    state.stats.fetched = 11;
+    expect(recleansWhileIdle(state, false)).toBe(true);
   });
 });

@@ -193,6 +193,79 @@ describe('finishing many origins', () => {
   });
 });
 
+describe('an origin idle while others crawl', () => {
+  it('re-cleans and continues as new into a short run while it waits, then takes late links and finishes', async () => {
+    // Origin A: a root linking to 20 pages, drained in a few seconds with a history past
+    // IDLE_COMPACTION_MIN_EVENTS. Origin B: a root linking to /hold, which is answered only once A has
+    // continued as new (or after 30 s, and then the test fails below) and links to a page of A that
+    // A has not seen, so A is woken after it went idle.
+    const crawlId = 'idle-compaction';
+    const a = await serveLinks({
+      '/': Array.from({ length: 20 }, (_, i) => `/p${i}`),
+      ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/p${i}`, []])),
+      '/late': [],
+    });
+    const b = await serveLinks({ '/': ['/hold'] });
+    const runsOfA = async () => {
+      let count = 0;
+      for await (const _ of stack.client.workflow.list({
+        query: `WorkflowId = '${originWorkflowId(crawlId, a.origin)}'`,
+      }))
+        count++;
+      return count;
+    };
+    b.route('/hold', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      void (async () => {
+        for (let waited = 0; waited < 30_000 && (await runsOfA()) < 2; waited += 250)
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+          .end(`<!doctype html><html><body><main><a href="${a.url}late">late</a></main></body></html>`);
+      })();
+    });
+    const summary = await crawl(crawlId, { seeds: [a.url, b.url] });
+    expect(summary).toMatchObject({ status: 'completed', origins: 2, pagesFetched: 22 + 2 });
+    expect(requestedPages(a).sort()).toEqual(
+      ['/', '/late', ...Array.from({ length: 20 }, (_, i) => `/p${i}`)].sort(),
+    );
+
+    const runs: Array<{ events: number; beforeWoken: number; idleReported: boolean; recleans: number }> = [];
+    for await (const run of stack.client.workflow.list({
+      query: `WorkflowId = '${originWorkflowId(crawlId, a.origin)}'`,
+    })) {
+      const history = await stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      const input = started?.input?.payloads?.[0]?.data;
+      const carried = input
+        ? (JSON.parse(Buffer.from(input).toString('utf8')) as { state?: { idleReported?: boolean } })
+        : {};
+      const events = history.events ?? [];
+      runs.push({
+        events: events.length,
+        // What the run held while it waited idle: its events before the first signal woke it.
+        beforeWoken: events.findIndex((event) => event.workflowExecutionSignaledEventAttributes),
+        idleReported: carried.state?.idleReported === true,
+        recleans: events.filter(
+          (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'recleanSiteTemplate',
+        ).length,
+      });
+    }
+    // The first run drained A and continued as new once idle; the run that waited held a dozen or so
+    // events (its start and patch markers) until B's late link woke it.
+    expect(runs.length).toBe(2);
+    const waited = runs.find((run) => run.idleReported);
+    expect(waited).toBeDefined();
+    expect(waited?.beforeWoken ?? -1).toBeGreaterThan(0);
+    expect(waited?.beforeWoken ?? 100).toBeLessThan(25);
+    expect(Math.max(...runs.map((run) => run.events))).toBeGreaterThan(100);
+    // Re-cleaned for its template once each time it went idle with new pages, and not again at the finish.
+    expect(runs.map((run) => run.recleans)).toEqual([1, 1]);
+    // The counters travelled with the state: the summary's per-origin stats count every page.
+    const origin = await stack.client.workflow.getHandle(originWorkflowId(crawlId, a.origin)).result();
+    expect(origin.stats.fetched).toBe(22);
+  }, 60_000);
+});
+
 describe('an invalid crawl spec', () => {
   async function expectInvalidSpec(crawlId: string, spec: Record<string, unknown>, message: RegExp) {
     const error = await crawl(crawlId, spec).then(
