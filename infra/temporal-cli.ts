@@ -56,6 +56,9 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'history.transferProcessorMaxPollRPS': 1000,
 };
 const LOG_TAIL_LINES = 40;
+const LOG_HEAD_LINES = 20;
+/** Starts tried before a failure is reported. */
+const START_ATTEMPTS = 3;
 
 /**
  * What the dev server may see of our environment: the Go runtime's knobs, its config and cache
@@ -103,20 +106,32 @@ function missingBinaryError(): Error {
   );
 }
 
-/** Keeps only the last lines of the server's output, enough to explain a failed start. */
-class LogTail {
+/**
+ * Keeps the first and the last lines of the server's output, enough to explain a failed start: a
+ * Go panic's stack fills the tail, and what the server said before it is in the head.
+ */
+class OutputExcerpt {
+  private head: string[] = [];
   private lines: string[] = [];
+  private dropped = 0;
   private partial = '';
 
   push(chunk: Buffer): void {
     const parts = (this.partial + chunk.toString('utf8')).split('\n');
     this.partial = parts.pop() ?? '';
-    this.lines.push(...parts);
-    if (this.lines.length > LOG_TAIL_LINES) this.lines.splice(0, this.lines.length - LOG_TAIL_LINES);
+    for (const line of parts) {
+      if (this.head.length < LOG_HEAD_LINES) this.head.push(line);
+      else this.lines.push(line);
+    }
+    if (this.lines.length > LOG_TAIL_LINES) {
+      this.dropped += this.lines.length - LOG_TAIL_LINES;
+      this.lines.splice(0, this.lines.length - LOG_TAIL_LINES);
+    }
   }
 
   text(): string {
-    return [...this.lines, this.partial].filter(Boolean).join('\n');
+    const gap = this.dropped > 0 ? [`[... ${this.dropped} lines ...]`] : [];
+    return [...this.head, ...gap, ...this.lines, this.partial].filter(Boolean).join('\n');
   }
 }
 
@@ -140,19 +155,30 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * Starts `temporal server start-dev` and resolves once the namespace answers over gRPC. When it
- * chose the ports itself and lost one to another process between choosing and binding (the server
- * binds several, and parallel test files start servers at once), it starts again on fresh ones.
+ * Starts `temporal server start-dev` and resolves once the namespace answers over gRPC. It starts
+ * again, up to START_ATTEMPTS times:
+ * - when it chose the ports itself and lost one to another process between choosing and binding
+ *   (the server binds several, and parallel test files start servers at once), on fresh ones;
+ * - when the server exited before it was ready: under heavy load the dev server has been seen to
+ *   panic while building its components (exit code 2, a Go stack from its dependency injection),
+ *   and a second start succeeded. A server that cannot start at all fails the same way each time,
+ *   and the last attempt's output is reported.
  */
 export async function startTemporalDevServer(
   opts: TemporalDevServerOptions = {},
 ): Promise<TemporalDevServer> {
+  const portsOurs = opts.port === undefined && typeof opts.uiPort !== 'number';
   for (let attempt = 1; ; attempt++) {
     try {
       return await startDevServerOnce(opts);
     } catch (error) {
-      const portsOurs = opts.port === undefined && typeof opts.uiPort !== 'number';
-      if (!portsOurs || attempt >= 3 || !/address already in use/.test(String(error))) throw error;
+      const why = String(error);
+      const retry = (portsOurs && /address already in use/.test(why)) || /exited early/.test(why);
+      if (!retry || attempt >= START_ATTEMPTS) {
+        if (attempt > 1 && error instanceof Error)
+          error.message = `${error.message}\n(attempt ${attempt} of ${START_ATTEMPTS})`;
+        throw error;
+      }
     }
   }
 }
@@ -195,7 +221,7 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
     args.push('--search-attribute', `${name}=${kind}`);
   }
 
-  const tail = new LogTail();
+  const output = new OutputExcerpt();
   let logFd: number | undefined;
   if (opts.logFile) {
     mkdirSync(dirname(resolve(opts.logFile)), { recursive: true });
@@ -209,10 +235,10 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
     env: allowlistedEnv(process.env, DEV_SERVER_ENV),
   });
   if (logFd !== undefined) closeSync(logFd);
-  child.stdout?.on('data', (chunk: Buffer) => tail.push(chunk));
-  child.stderr?.on('data', (chunk: Buffer) => tail.push(chunk));
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
   const closed = new Promise((done) => child.once('close', done));
-  const logText = () => (opts.logFile ? fileTail(opts.logFile) : tail.text());
+  const logText = () => (opts.logFile ? fileTail(opts.logFile) : output.text());
 
   // A crashed parent must not leave an orphan holding the port and the SQLite file. The exit
   // hook covers a normal exit; the watchdog covers SIGKILL and OOM kills, which run no hook.

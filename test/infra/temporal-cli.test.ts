@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -84,12 +84,63 @@ describe('startTemporalDevServer', () => {
     }
   }, 90_000);
 
-  it('reports the server output when the server exits early', async () => {
+  it('reports the server output when the server exits early, after starting it again twice', async () => {
     const bogus = { Bad: 'NoSuchType' as SearchAttributeKind };
     await expect(startTemporalDevServer({ uiPort: false, searchAttributes: bogus })).rejects.toThrow(
-      /exited early[\s\S]*last server output/,
+      /exited early[\s\S]*last server output[\s\S]*attempt 3 of 3/,
     );
   }, 90_000);
+
+  it('starts again when the server crashes while starting, and keeps the head of long output', async () => {
+    // A wrapper around the real binary whose first start dies like the dev server's start-up panic
+    // seen under load (a line of its own, a long Go stack, exit code 2); later starts run the server.
+    const real = findTemporalBinary() as string;
+    const starts = join(scratch, 'starts');
+    const wrapper = join(scratch, 'temporal-crashes-once');
+    writeFileSync(
+      wrapper,
+      [
+        '#!/bin/sh',
+        `echo start >> '${starts}'`,
+        `if [ "$(wc -l < '${starts}')" -eq 1 ]; then`,
+        '  echo "first line before the panic"',
+        '  i=0; while [ $i -lt 200 ]; do echo "goroutine frame $i"; i=$((i+1)); done',
+        '  exit 2',
+        'fi',
+        `exec '${real}' "$@"`,
+        '',
+      ].join('\n'),
+    );
+    chmodSync(wrapper, 0o755);
+    const saved = process.env.GLEANER_TEMPORAL_BIN;
+    process.env.GLEANER_TEMPORAL_BIN = wrapper;
+    try {
+      const server = await startTemporalDevServer({ uiPort: false });
+      try {
+        const connection = await Connection.connect({ address: server.address });
+        await connection.workflowService.describeNamespace({ namespace: 'default' });
+        await connection.close();
+      } finally {
+        await server.stop();
+      }
+      expect(readFileSync(starts, 'utf8').trim().split('\n')).toHaveLength(2);
+
+      // Crashing every time: the error names the attempts and keeps the first line and the last ones.
+      writeFileSync(
+        wrapper,
+        `#!/bin/sh\necho "first line before the panic"\ni=0; while [ $i -lt 200 ]; do echo "goroutine frame $i"; i=$((i+1)); done\nexit 2\n`,
+      );
+      const failed = await startTemporalDevServer({ uiPort: false }).catch((error: Error) => error.message);
+      expect(failed).toMatch(/exited early \(code 2/);
+      expect(failed).toContain('first line before the panic');
+      expect(failed).toMatch(/\[\.\.\. \d+ lines \.\.\.\]/);
+      expect(failed).toContain('goroutine frame 199');
+      expect(failed).toContain('attempt 3 of 3');
+    } finally {
+      if (saved === undefined) delete process.env.GLEANER_TEMPORAL_BIN;
+      else process.env.GLEANER_TEMPORAL_BIN = saved;
+    }
+  }, 120_000);
 
   it('says how to install the binary when none is found', async () => {
     const saved = process.env.GLEANER_TEMPORAL_BIN;
