@@ -101,6 +101,11 @@ const SERIAL: string[] = [
   'test/integration/db-outage.test.ts',
   'test/integration/crawl-site.test.ts',
   'test/integration/search-recall.test.ts',
+  // Measures the healthy origin's pace from its server's log (no gap above 5 s). Beside render-pool
+  // (Chromium, 50 pages) and the PGlite template builds, at load ~10, its largest gap read 4.3-5.1 s
+  // with and without the change under test and 7.7 s in a CI run; alone, 1.0-1.4 s. Beside them it
+  // measures its neighbours, not the crawler.
+  'test/integration/hostile-lab.test.ts',
 ];
 
 export default defineConfig({
