@@ -13,7 +13,7 @@ import { pushTo } from './collections';
 import type { CrawlCommand } from './crawl-commands';
 import type { ControlCommand, DiscoveredBatch, OriginReport } from './crawl-messages';
 import type { FrontierItem } from './frontier';
-import { QUOTA_BLOCK } from './origin-state';
+import { QUOTA_BLOCK, QUOTA_LOW_WATER } from './origin-state';
 import { emptyOriginStats, type OriginStats } from './origin-stats';
 import { originWorkflowId } from './temporal-names';
 import { originOf } from './url';
@@ -28,6 +28,11 @@ export interface CrawlOrigin {
   /** The finish signal went out (`crawl-finish-turns-v1`): a run after a continue-as-new skips it. */
   finishSent?: boolean;
   stats: OriginStats;
+  /**
+   * Pages of the budget this origin holds: granted and not handed back, so fetched or still to be
+   * (`fairQuota`; absent in runs before it).
+   */
+  held?: number;
 }
 
 /** A signal the crawl received, kept in order until the loop takes it. */
@@ -62,6 +67,12 @@ export interface RoutingRules {
   quotaWithStart: boolean;
   /** Reports are answered before batches are routed, and a turn starts STARTS_PER_TURN origins at most (`crawl-quota-first-v1`). */
   reportsFirst: boolean;
+  /**
+   * `crawl-fair-quota-v1`: a new origin's first quota covers its first batch and QUOTA_LOW_WATER
+   * pages more, and a grant is held to the origin's fair share when the budget is short (see
+   * {@link fairGrantCap}).
+   */
+  fairQuota?: boolean;
 }
 
 /**
@@ -126,8 +137,9 @@ export function routeBatch(
       done: false,
       stats: emptyOriginStats(),
     };
-    const initialQuota = rules.quotaWithStart ? Math.min(QUOTA_BLOCK, items.length, state.budgetLeft) : 0;
+    const initialQuota = rules.quotaWithStart ? openingQuota(state.budgetLeft, items.length, rules) : 0;
     state.budgetLeft -= initialQuota;
+    if (rules.fairQuota) (state.origins[origin] as CrawlOrigin).held = initialQuota;
     return {
       kind: 'start',
       target: workflowId,
@@ -140,6 +152,19 @@ export function routeBatch(
   entry.sentBatches++;
   entry.idle = false;
   return { kind: 'enqueue', target: entry.workflowId, seq: entry.sentBatches, items };
+}
+
+/**
+ * A new origin's first quota: its first batch's pages, and with `fairQuota` QUOTA_LOW_WATER more, so
+ * it asks for its next block ahead instead of stopping after its first fetch. The extra comes only
+ * out of a budget that still holds a block after it: an origin cannot be told the budget is spent
+ * while another holds pages it was given and may not need, so a short budget is not handed out
+ * ahead (three origins of four seeds at a budget of 6 still get 4, 2 and 0).
+ */
+function openingQuota(budgetLeft: number, firstBatch: number, rules: RoutingRules): number {
+  const first = Math.min(QUOTA_BLOCK, firstBatch, budgetLeft);
+  const ample = budgetLeft - first - QUOTA_LOW_WATER >= QUOTA_BLOCK;
+  return rules.fairQuota && ample ? Math.min(QUOTA_BLOCK, first + QUOTA_LOW_WATER) : first;
 }
 
 /** Every non-empty part of a discovered batch, routed in order; nothing once the crawl is cancelled. */
@@ -164,15 +189,19 @@ export function applyReport(
   state: CrawlState,
   report: OriginReport,
   wanted = report.quotaWanted,
+  fairQuota = false,
 ): CrawlCommand | undefined {
   const entry = state.origins[report.origin];
   if (!entry) return undefined;
   entry.stats = report.stats;
   state.budgetLeft += report.returnedQuota;
+  if (fairQuota) entry.held = Math.max(0, (entry.held ?? 0) - report.returnedQuota);
   let grant: CrawlCommand | undefined;
   if (report.quotaWanted > 0) {
-    const granted = Math.min(wanted, state.budgetLeft);
+    const cap = fairQuota ? fairGrantCap(state, entry) : Number.POSITIVE_INFINITY;
+    const granted = Math.min(wanted, state.budgetLeft, cap);
     state.budgetLeft -= granted;
+    if (fairQuota) entry.held = (entry.held ?? 0) + granted;
     // An origin asking ahead still has pages to fetch: an empty budget ends it only once it asks
     // with none left, as it did before asking ahead.
     const exhausted = granted === 0 && !((report.quotaLeft ?? 0) > 0);
@@ -181,6 +210,23 @@ export function applyReport(
   if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
   if (report.done) entry.done = true;
   return grant;
+}
+
+/**
+ * The most an origin asking for quota is granted (`fairQuota`): what takes it to an equal share of
+ * the pages still open to the origins crawling now (the budget left plus what they hold), and at
+ * least 1 while the budget lasts. A short budget used to go to whichever origins asked first, a
+ * block of QUOTA_BLOCK each: a 600-page crawl of 20 sites ended with 16 at 26 pages and 3 at 51,
+ * those 3 crawling alone, at a sixth of the polite rate, for the second half of its fetches. Origins
+ * idle or done count out: their pages are spent and what they did not use is handed back.
+ */
+export function fairGrantCap(state: CrawlState, asking: CrawlOrigin): number {
+  const crawling = Object.values(state.origins).filter(
+    (entry) => entry === asking || (!entry.idle && !entry.done),
+  );
+  const open = crawling.reduce((sum, entry) => sum + (entry.held ?? 0), state.budgetLeft);
+  const share = Math.floor(open / crawling.length);
+  return Math.max(1, share - (asking.held ?? 0));
 }
 
 /**
@@ -221,7 +267,7 @@ export function applyControl(state: CrawlState, command: ControlCommand): CrawlC
  * discovered batch only origins to start.
  */
 export function takeTurn(state: CrawlState, rules: RoutingRules): CrawlCommand[] {
-  const commands = rules.reportsFirst ? takeReports(state) : [];
+  const commands = rules.reportsFirst ? takeReports(state, rules.fairQuota) : [];
   let starts = 0;
   const full = () =>
     commands.length >= COMMANDS_PER_TURN || (rules.reportsFirst && starts >= STARTS_PER_TURN);
@@ -230,7 +276,7 @@ export function takeTurn(state: CrawlState, rules: RoutingRules): CrawlCommand[]
     if (!event || event.kind === 'control') break;
     if (event.kind === 'report') {
       state.inbox.shift();
-      const grant = applyReport(state, event.report);
+      const grant = applyReport(state, event.report, event.report.quotaWanted, rules.fairQuota);
       if (grant) commands.push(grant);
       continue;
     }
@@ -254,7 +300,7 @@ export function takeTurn(state: CrawlState, rules: RoutingRules): CrawlCommand[]
  * Safe to reorder: a report's idle flag is judged against the batches sent so far, and routing a
  * batch afterwards marks that origin busy again.
  */
-function takeReports(state: CrawlState): CrawlCommand[] {
+function takeReports(state: CrawlState, fairQuota = false): CrawlCommand[] {
   const commands: CrawlCommand[] = [];
   const controlAt = state.inbox.findIndex((event) => event.kind === 'control');
   const end = controlAt < 0 ? state.inbox.length : controlAt;
@@ -264,7 +310,7 @@ function takeReports(state: CrawlState): CrawlCommand[] {
       kept.push(event);
       continue;
     }
-    const grant = applyReport(state, event.report);
+    const grant = applyReport(state, event.report, event.report.quotaWanted, fairQuota);
     if (grant) commands.push(grant);
   }
   state.inbox.splice(0, end, ...kept);

@@ -119,6 +119,7 @@ export function crawlEffects(
     crawlId: spec.crawlId,
     quotaWithStart: generation.quotaFirst && !hasRequestCeiling(spec.maxRequestsPerSecond),
     reportsFirst: generation.quotaFirst,
+    fairQuota: generation.fairQuota,
   };
 
   setHandler(discoveredSignal, (batch) => {
@@ -197,7 +198,7 @@ export function crawlEffects(
     const { report } = event;
     if (!state.origins[report.origin]) return;
     const wanted = report.quotaWanted > 0 ? await paceGrant(report.quotaWanted) : 0;
-    const grant = applyReport(state, report, wanted);
+    const grant = applyReport(state, report, wanted, rules.fairQuota);
     if (grant) await run(grant);
   }
 

@@ -13,6 +13,7 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
     if (quotaFirst) deprecatePatch('crawl-finish-turns-v1');
     const finishWindow = quotaFirst && patched('crawl-finish-window-v1');
-    return { concurrentEffects, quotaFirst, finishInTurns: quotaFirst, finishWindow };
+    const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
+    return { concurrentEffects, quotaFirst, finishInTurns: quotaFirst, finishWindow, fairQuota };
   });
 }

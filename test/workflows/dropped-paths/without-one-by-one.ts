@@ -12,11 +12,13 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     deprecatePatch('crawl-concurrent-effects-v1');
     const quotaFirst = patched('crawl-quota-first-v1');
     const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
+    const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
     return {
       concurrentEffects: true,
       quotaFirst,
       finishInTurns,
-      finishWindow: finishInTurns && patched('crawl-finish-window-v1'),
+      finishWindow,
+      fairQuota: finishWindow && patched('crawl-fair-quota-v1'),
     };
   });
 }

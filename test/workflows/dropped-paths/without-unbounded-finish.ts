@@ -13,6 +13,7 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const quotaFirst = concurrentEffects && patched('crawl-quota-first-v1');
     const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
     if (finishInTurns) deprecatePatch('crawl-finish-window-v1');
-    return { concurrentEffects, quotaFirst, finishInTurns, finishWindow: finishInTurns };
+    const fairQuota = finishInTurns && patched('crawl-fair-quota-v1');
+    return { concurrentEffects, quotaFirst, finishInTurns, finishWindow: finishInTurns, fairQuota };
   });
 }

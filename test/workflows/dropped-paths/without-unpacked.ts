@@ -13,11 +13,13 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const concurrentEffects = patched('crawl-concurrent-effects-v1');
     if (concurrentEffects) deprecatePatch('crawl-quota-first-v1');
     const finishInTurns = concurrentEffects && patched('crawl-finish-turns-v1');
+    const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
     return {
       concurrentEffects,
       quotaFirst: concurrentEffects,
       finishInTurns,
-      finishWindow: finishInTurns && patched('crawl-finish-window-v1'),
+      finishWindow,
+      fairQuota: finishWindow && patched('crawl-fair-quota-v1'),
     };
   });
 }
