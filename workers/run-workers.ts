@@ -5,7 +5,11 @@
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ensureEmbeddingModel } from '../activities/embed-chunks';
-import { closePageAnalysisPool, reserveCoreForMainThread } from '../activities/page-analysis-pool';
+import {
+  closePageAnalysisPool,
+  reserveCoreForMainThread,
+  warmFetchedHtmlPool,
+} from '../activities/page-analysis-pool';
 import { closeRenderPool, configureRenderPool } from '../activities/render/render-and-store';
 import type { Database } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
@@ -96,6 +100,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   if (options.queues.includes('embed')) await prepareEmbedding(options.db);
   // One process holding the embedded store runs the whole pipeline on its main thread too.
   if (options.db.kind === 'pglite' && options.queues.includes('page')) reserveCoreForMainThread();
+  if (options.queues.includes('fetch')) warmFetchedHtmlPool();
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   // The browser pool's pages match the render worker's slots, so no render ever waits for a page.
   configureRenderPool({ maxPages: activitySlots('render', options) });
