@@ -55,6 +55,12 @@ export interface CrawlState {
   nextGrantAtMs?: number;
   /** Every origin had drained and the crawl is finishing them (`crawl-finish-turns-v1`). */
   finishing?: boolean;
+  /**
+   * The origins crawling now (neither idle nor done) and the pages they hold, kept as they change
+   * (`fairQuota`), so a grant's fair share costs the same at 100,000 origins as at 20. Absent in
+   * runs before it, and counted once when first needed.
+   */
+  crawling?: { origins: number; held: number };
 }
 
 /** How this run routes: fixed by the crawl's spec and the workflow generation the run is on. */
@@ -130,7 +136,7 @@ export function routeBatch(
   const entry = state.origins[origin];
   if (!entry) {
     const workflowId = originWorkflowId(rules.crawlId, origin);
-    state.origins[origin] = {
+    const added: CrawlOrigin = {
       workflowId,
       sentBatches: 0,
       idle: false,
@@ -139,7 +145,11 @@ export function routeBatch(
     };
     const initialQuota = rules.quotaWithStart ? openingQuota(state.budgetLeft, items.length, rules) : 0;
     state.budgetLeft -= initialQuota;
-    if (rules.fairQuota) (state.origins[origin] as CrawlOrigin).held = initialQuota;
+    if (rules.fairQuota) {
+      added.held = initialQuota;
+      tracked(state, added, () => {}, true);
+    }
+    state.origins[origin] = added;
     return {
       kind: 'start',
       target: workflowId,
@@ -149,8 +159,12 @@ export function routeBatch(
       initialQuota,
     };
   }
-  entry.sentBatches++;
-  entry.idle = false;
+  const send = () => {
+    entry.sentBatches++;
+    entry.idle = false;
+  };
+  if (rules.fairQuota) tracked(state, entry, send);
+  else send();
   return { kind: 'enqueue', target: entry.workflowId, seq: entry.sentBatches, items };
 }
 
@@ -195,37 +209,74 @@ export function applyReport(
   if (!entry) return undefined;
   entry.stats = report.stats;
   state.budgetLeft += report.returnedQuota;
-  if (fairQuota) entry.held = Math.max(0, (entry.held ?? 0) - report.returnedQuota);
   let grant: CrawlCommand | undefined;
-  if (report.quotaWanted > 0) {
-    const cap = fairQuota ? fairGrantCap(state, entry) : Number.POSITIVE_INFINITY;
-    const granted = Math.min(wanted, state.budgetLeft, cap);
-    state.budgetLeft -= granted;
-    if (fairQuota) entry.held = (entry.held ?? 0) + granted;
-    // An origin asking ahead still has pages to fetch: an empty budget ends it only once it asks
-    // with none left, as it did before asking ahead.
-    const exhausted = granted === 0 && !((report.quotaLeft ?? 0) > 0);
-    grant = { kind: 'quota', target: entry.workflowId, granted, exhausted };
-  }
-  if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
-  if (report.done) entry.done = true;
+  const apply = () => {
+    if (fairQuota) entry.held = Math.max(0, (entry.held ?? 0) - report.returnedQuota);
+    if (report.quotaWanted > 0) {
+      const cap = fairQuota ? fairGrantCap(state, entry) : Number.POSITIVE_INFINITY;
+      const granted = Math.min(wanted, state.budgetLeft, cap);
+      state.budgetLeft -= granted;
+      if (fairQuota) entry.held = (entry.held ?? 0) + granted;
+      // An origin asking ahead still has pages to fetch: an empty budget ends it only once it asks
+      // with none left, as it did before asking ahead.
+      const exhausted = granted === 0 && !((report.quotaLeft ?? 0) > 0);
+      grant = { kind: 'quota', target: entry.workflowId, granted, exhausted };
+    }
+    if (report.idle) entry.idle = report.receivedBatches >= entry.sentBatches;
+    if (report.done) entry.done = true;
+  };
+  if (fairQuota) tracked(state, entry, apply);
+  else apply();
   return grant;
 }
 
+const isCrawling = (entry: CrawlOrigin) => !entry.idle && !entry.done;
+
+/** The crawling origins' count and holdings, counted from the origins the first time they are needed. */
+function crawlingTotals(state: CrawlState): { origins: number; held: number } {
+  if (!state.crawling) {
+    const crawling = Object.values(state.origins).filter(isCrawling);
+    state.crawling = {
+      origins: crawling.length,
+      held: crawling.reduce((sum, entry) => sum + (entry.held ?? 0), 0),
+    };
+  }
+  return state.crawling;
+}
+
 /**
- * The most an origin asking for quota is granted (`fairQuota`): what takes it to an equal share of
- * the pages still open to the origins crawling now (the budget left plus what they hold), and at
- * least 1 while the budget lasts. A short budget used to go to whichever origins asked first, a
+ * Runs `change` on `entry` with the entry taken out of the crawling totals, and puts it back as it is
+ * after: inside `change` the totals hold every crawling origin but this one. A `joining` origin is
+ * not in the crawl's origins yet, so not in the totals either.
+ */
+function tracked(state: CrawlState, entry: CrawlOrigin, change: () => void, joining = false): void {
+  const totals = crawlingTotals(state);
+  if (!joining && isCrawling(entry)) {
+    totals.origins--;
+    totals.held -= entry.held ?? 0;
+  }
+  change();
+  if (isCrawling(entry)) {
+    totals.origins++;
+    totals.held += entry.held ?? 0;
+  }
+}
+
+/**
+ * The most an origin asking for quota is granted (`fairQuota`) once the budget is short (less than a
+ * block for each origin crawling): what takes it to an equal share of the pages still open to the
+ * origins crawling now (the budget left plus what they hold), and at least 1 while the budget lasts. A short budget used to go to whichever origins asked first, a
  * block of QUOTA_BLOCK each: a 600-page crawl of 20 sites ended with 16 at 26 pages and 3 at 51,
  * those 3 crawling alone, at a sixth of the polite rate, for the second half of its fetches. Origins
  * idle or done count out: their pages are spent and what they did not use is handed back.
  */
-export function fairGrantCap(state: CrawlState, asking: CrawlOrigin): number {
-  const crawling = Object.values(state.origins).filter(
-    (entry) => entry === asking || (!entry.idle && !entry.done),
-  );
-  const open = crawling.reduce((sum, entry) => sum + (entry.held ?? 0), state.budgetLeft);
-  const share = Math.floor(open / crawling.length);
+function fairGrantCap(state: CrawlState, asking: CrawlOrigin): number {
+  // Called inside `tracked`: the totals leave the asking origin out.
+  const totals = crawlingTotals(state);
+  // While the budget still holds a block for every origin crawling, nobody need be held back (an
+  // origin that has fetched thousands of pages of a big site included).
+  if (state.budgetLeft >= QUOTA_BLOCK * (totals.origins + 1)) return Number.POSITIVE_INFINITY;
+  const share = Math.floor((state.budgetLeft + totals.held + (asking.held ?? 0)) / (totals.origins + 1));
   return Math.max(1, share - (asking.held ?? 0));
 }
 

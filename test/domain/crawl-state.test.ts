@@ -8,7 +8,6 @@ import {
   COMMANDS_PER_TURN,
   type CrawlState,
   drained,
-  fairGrantCap,
   finishEveryOrigin,
   finishTurn,
   finishTurnSize,
@@ -373,30 +372,40 @@ describe('fair quota (crawl-fair-quota-v1)', () => {
   });
 
   it('holds a grant to an equal share of what the crawling origins hold and the budget has left', () => {
-    const state = newCrawlState(0, 100);
+    const state = newCrawlState(0, 60);
     for (const origin of [A, B, C]) routeBatch(state, fair, origin, pages(origin, 1));
-    // 82 left, each holds 6: a share is floor(100 / 3) = 33, so A may reach 33.
-    expect(fairGrantCap(state, state.origins[A] as never)).toBe(27);
-    expect(applyReport(state, report(A, { quotaWanted: 25 }), 25, true)).toMatchObject({ granted: 25 });
-    expect(applyReport(state, report(B, { quotaWanted: 25 }), 25, true)).toMatchObject({ granted: 25 });
-    expect(applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 5 }), 25, true)).toMatchObject({
-      granted: 2,
-    });
-    expect(state.origins[A]?.held).toBe(33);
+    // 42 left, less than a block for each of the three: a share is floor(60 / 3) = 20, so A may reach
+    // 20 (14 more, not the 30 it asks).
+    expect(applyReport(state, report(A, { quotaWanted: 30 }), 30, true)).toMatchObject({ granted: 14 });
+    expect(applyReport(state, report(B, { quotaWanted: 25 }), 25, true)).toMatchObject({ granted: 14 });
+    expect(state.origins[A]?.held).toBe(20);
+    expect(state.crawling).toEqual({ origins: 3, held: 20 + 20 + 6 });
     // An origin that went idle hands back what it did not use and counts out of the share: what it
     // leaves goes to the two still crawling.
     applyReport(state, report(C, { idle: true, returnedQuota: 4 }), 0, true);
     expect(state.origins[C]?.held).toBe(2);
-    expect(state.budgetLeft).toBe(100 - 33 - 31 - 2);
+    expect(state.budgetLeft).toBe(60 - 20 - 20 - 2);
     expect(applyReport(state, report(B, { quotaWanted: 25, quotaLeft: 5 }), 25, true)).toMatchObject({
-      granted: 18,
+      granted: 9,
     });
     expect(applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 0 }), 25, true)).toMatchObject({
-      granted: 16,
+      granted: 9,
     });
     expect(applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 0 }), 25, true)).toMatchObject({
       granted: 0,
       exhausted: true,
+    });
+  });
+
+  it('holds nobody back while the budget has a block for every origin crawling', () => {
+    const state = newCrawlState(0, 10_000);
+    routeBatch(state, fair, A, pages(A, 1));
+    // A big site has had 5,000 pages; then a hundred small ones join.
+    for (let i = 0; i < 200; i++) applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 5 }), 25, true);
+    expect(state.origins[A]?.held).toBe(5_006);
+    for (const origin of origins(100)) routeBatch(state, fair, origin, pages(origin, 1));
+    expect(applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 5 }), 25, true)).toMatchObject({
+      granted: 25,
     });
   });
 
@@ -412,6 +421,27 @@ describe('fair quota (crawl-fair-quota-v1)', () => {
       exhausted: false,
     });
     expect(state.budgetLeft).toBe(8);
+  });
+
+  it('keeps its crawling totals equal to a count of the origins, and counts them once for an older state', () => {
+    const recount = (state: CrawlState) => {
+      const crawling = Object.values(state.origins).filter((entry) => !entry.idle && !entry.done);
+      return { origins: crawling.length, held: crawling.reduce((sum, entry) => sum + (entry.held ?? 0), 0) };
+    };
+    const state = newCrawlState(0, 200);
+    for (const origin of [A, B, C]) routeBatch(state, fair, origin, pages(origin, 2));
+    applyReport(state, report(A, { quotaWanted: 25, quotaLeft: 5 }), 25, true);
+    applyReport(state, report(B, { idle: true, returnedQuota: 3 }), 0, true);
+    expect(state.crawling).toEqual(recount(state));
+    routeBatch(state, fair, B, pages(B, 1, 10)); // B busy again
+    applyReport(state, report(C, { idle: true, done: true, returnedQuota: 1 }), 0, true);
+    expect(state.crawling).toEqual(recount(state));
+    expect(state.crawling?.origins).toBe(2);
+    // A state carried from a run before the totals: counted on first use, then kept.
+    const carried = structuredClone(state);
+    delete carried.crawling;
+    applyReport(carried, report(A, { quotaWanted: 25, quotaLeft: 5 }), 25, true);
+    expect(carried.crawling).toEqual(recount(carried));
   });
 
   it('without it, grants go to whoever asks first (the old behaviour)', () => {
