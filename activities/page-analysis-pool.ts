@@ -12,7 +12,7 @@ import { Piscina } from 'piscina';
 import type { FetchedDocument, FetchedDocumentInput } from './fetched-document';
 import type { FetchedHtml, FetchedHtmlInput, RenderAssessment } from './fetched-html';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
-import { type DeadlineTask, positiveIntegerFromEnv, runWithDeadline, WAKE_TASK } from './thread-deadline';
+import { type DeadlineTask, positiveIntegerFromEnv, runWakeTask, runWithDeadline } from './thread-deadline';
 
 /**
  * Longest one page's analysis, or its HTML work in the fetch path, may run once a thread has started
@@ -172,10 +172,7 @@ export function assessHtmlInThread(html: string, options: PageTaskOptions = {}):
  * `idleTimeout`; a failure is left for the first real task to report.
  */
 export function warmFetchedHtmlPool(): void {
-  // The wake task takes no input; the pool is typed for pages.
-  (fetchedHtmlPool() as unknown as Piscina<undefined, unknown>)
-    .run(undefined, { name: WAKE_TASK })
-    .catch(() => {});
+  runWakeTask(fetchedHtmlPool());
 }
 
 /** Stops the threads of both pools (workers call this on shutdown; idle threads also exit by themselves). */

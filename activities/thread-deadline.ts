@@ -82,7 +82,7 @@ export async function runWithDeadline<I, O>(
       { signal: abort.signal, ...(options.name ? { name: options.name } : {}) },
     );
   } catch (error) {
-    if (abort.signal.aborted) wakeQueue(pool as unknown as Piscina<undefined, unknown>);
+    if (abort.signal.aborted) wakeQueue(pool);
     if (timedOut) throw new ThreadDeadlineError(deadlineMs, options.describe);
     throw error;
   } finally {
@@ -95,14 +95,22 @@ export async function runWithDeadline<I, O>(
 export const WAKE_TASK = 'wake';
 
 /**
+ * Submits the no-op, which starts a thread if none is free (loading the thread module); the pool's
+ * own task type is for its real tasks, so it is taken as any pool here.
+ */
+export function runWakeTask(pool: Piscina<never, unknown>): void {
+  (pool as unknown as Piscina<undefined, unknown>).run(undefined, { name: WAKE_TASK }).catch(() => {});
+}
+
+/**
  * Piscina (5.3) starts a thread for queued tasks only when a task is submitted: once it terminates
  * the thread of an aborted task, tasks queued behind it wait until the next `run()`, and with no
  * further page they would wait for ever. Submitting a no-op starts a thread, which takes the queue
  * in order (the no-op last).
  */
-function wakeQueue(pool: Piscina<undefined, unknown>): void {
+function wakeQueue(pool: Piscina<never, unknown>): void {
   if (pool.queueSize === 0) return;
-  pool.run(undefined, { name: WAKE_TASK }).catch(() => {});
+  runWakeTask(pool);
 }
 
 /** A positive integer from the environment, or undefined. */

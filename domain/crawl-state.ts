@@ -147,7 +147,10 @@ export function routeBatch(
     state.budgetLeft -= initialQuota;
     if (rules.fairQuota) {
       added.held = initialQuota;
-      tracked(state, added, () => {}, true);
+      // Counted before it is added, so the totals never hold it twice.
+      const totals = crawlingTotals(state);
+      totals.origins++;
+      totals.held += initialQuota;
     }
     state.origins[origin] = added;
     return {
@@ -246,12 +249,11 @@ function crawlingTotals(state: CrawlState): { origins: number; held: number } {
 
 /**
  * Runs `change` on `entry` with the entry taken out of the crawling totals, and puts it back as it is
- * after: inside `change` the totals hold every crawling origin but this one. A `joining` origin is
- * not in the crawl's origins yet, so not in the totals either.
+ * after: inside `change` the totals hold every crawling origin but this one.
  */
-function tracked(state: CrawlState, entry: CrawlOrigin, change: () => void, joining = false): void {
+function tracked(state: CrawlState, entry: CrawlOrigin, change: () => void): void {
   const totals = crawlingTotals(state);
-  if (!joining && isCrawling(entry)) {
+  if (isCrawling(entry)) {
     totals.origins--;
     totals.held -= entry.held ?? 0;
   }
@@ -265,10 +267,11 @@ function tracked(state: CrawlState, entry: CrawlOrigin, change: () => void, join
 /**
  * The most an origin asking for quota is granted (`fairQuota`) once the budget is short (less than a
  * block for each origin crawling): what takes it to an equal share of the pages still open to the
- * origins crawling now (the budget left plus what they hold), and at least 1 while the budget lasts. A short budget used to go to whichever origins asked first, a
- * block of QUOTA_BLOCK each: a 600-page crawl of 20 sites ended with 16 at 26 pages and 3 at 51,
- * those 3 crawling alone, at a sixth of the polite rate, for the second half of its fetches. Origins
- * idle or done count out: their pages are spent and what they did not use is handed back.
+ * origins crawling now (the budget left plus what they hold), and at least 1 while the budget lasts.
+ * A short budget used to go to whichever origins asked first, a block of QUOTA_BLOCK each: a
+ * 600-page crawl of 20 sites ended with 16 at 26 pages and 3 at 51, those 3 crawling alone, at a
+ * sixth of the polite rate, for the second half of its fetches. Origins idle or done count out:
+ * their pages are spent and what they did not use is handed back.
  */
 function fairGrantCap(state: CrawlState, asking: CrawlOrigin): number {
   // Called inside `tracked`: the totals leave the asking origin out.
