@@ -264,6 +264,10 @@ interface TimedEvent {
 interface LongLap {
   origin: string;
   serverGapMs: number;
+  /** Which of the origin's page-to-page gaps it is (1 = after its first page). */
+  lap: number;
+  /** When the gap began, ms after the crawl's first page request. */
+  atMs: number;
   /** Event labels from the previous fetch's completion to the next fetch's scheduling, ms after the previous response ended. */
   between: string[];
 }
@@ -425,6 +429,9 @@ async function lapBreakdown(
   let excessMs = 0;
   let longExcessMs = 0;
   const long: LongLap[] = [];
+  let firstRequestMs = Number.POSITIVE_INFINITY;
+  for (const server of servers)
+    for (const e of server.log) if (!isRobots(e)) firstRequestMs = Math.min(firstRequestMs, e.startedAtMs);
   for (const server of servers) {
     const records = (byOrigin.get(server.origin) ?? []).sort((a, b) => a.scheduled - b.scheduled);
     const requestByPath = new Map<string, RequestLogEntry>();
@@ -446,7 +453,13 @@ async function lapBreakdown(
             const e = prev.events[k] as TimedEvent;
             between.push(`${Math.round(e.t - prevReq.endedAtMs)} ${e.label}`);
           }
-        long.push({ origin: server.origin, serverGapMs: gapMs, between });
+        long.push({
+          origin: server.origin,
+          serverGapMs: gapMs,
+          lap: i,
+          atMs: prevReq.endedAtMs - firstRequestMs,
+          between,
+        });
       }
       if (prev.timerStarted === undefined || prev.timerFired === undefined) {
         lapsWithoutTimer++;
@@ -689,7 +702,10 @@ function print(r: Result): void {
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
     `    laps past 1.5 δ: ${b.longLaps} of ${b.allPairs} page-to-page gaps, ${f(100 * b.longLapExcessShare)} % of all time beyond δ; the longest, ` +
       'with the origin history between (ms after the previous response ended):',
-    ...b.longest.map((l) => `      ${l.origin} gap ${f(l.serverGapMs, 0)} ms: ${l.between.join(' · ')}`),
+    ...b.longest.map(
+      (l) =>
+        `      ${l.origin} gap ${f(l.serverGapMs, 0)} ms (its lap ${l.lap}, ${f(l.atMs / 1000, 2)} s into the crawl): ${l.between.join(' · ')}`,
+    ),
     `  machine${r.pipeline === 'separate' ? ' (fetch phase)' : ''}: ${r.load.cpus} cores; load average (1 min) ${f(r.load.loadAvgStart, 2)} at start, ${f(r.load.loadAvgEnd, 2)} at end, ` +
       `max ${f(r.load.loadAvgMax, 2)}; cores busy ${f(r.load.machineCores, 2)} = bench process (workers, site servers) ` +
       `${f(r.load.benchProcessCores, 2)} + temporal server ${f(r.load.temporalServerCores, 2)} + postgres ` +
