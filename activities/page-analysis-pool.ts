@@ -74,11 +74,7 @@ export function reserveCoreForMainThread(): void {
 
 let pool: Piscina<DeadlineTask<PageAnalysisInput>, PageAnalysis> | undefined;
 
-/** Analyses one page in a thread; rejects with ThreadDeadlineError past its deadline. */
-export function analysePageInThread(
-  input: PageAnalysisInput,
-  options: PageTaskOptions = {},
-): Promise<PageAnalysis> {
+function analysisPool() {
   pool ??= new Piscina({
     filename: new URL('./page-analysis-thread.mjs', import.meta.url).href,
     minThreads: 0,
@@ -89,7 +85,15 @@ export function analysePageInThread(
       maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB,
     },
   });
-  return runWithDeadline(pool, input, {
+  return pool;
+}
+
+/** Analyses one page in a thread; rejects with ThreadDeadlineError past its deadline. */
+export function analysePageInThread(
+  input: PageAnalysisInput,
+  options: PageTaskOptions = {},
+): Promise<PageAnalysis> {
+  return runWithDeadline(analysisPool(), input, {
     deadlineMs: options.deadlineMs ?? pageDeadlineMs(),
     ...(options.signal ? { signal: options.signal } : {}),
     describe: `analysing ${input.url}`,
@@ -173,6 +177,16 @@ export function assessHtmlInThread(html: string, options: PageTaskOptions = {}):
  */
 export function warmFetchedHtmlPool(): void {
   runWakeTask(fetchedHtmlPool());
+}
+
+/**
+ * Starts a page-analysis thread, with its modules and tokenizer, while the worker starts. Left to the
+ * first page batch, they delayed the model's first chunks by seconds in a new crawl: the first batch's
+ * `processPagesContent` took 2.8 s (bench:pipeline doc-weight, session 29). An idle thread still exits
+ * after `idleTimeout`; a failure is left for the first real task to report.
+ */
+export function warmPageAnalysisPool(): void {
+  runWakeTask(analysisPool());
 }
 
 /** Stops the threads of both pools (workers call this on shutdown; idle threads also exit by themselves). */

@@ -14,5 +14,11 @@ export default async function analysePageTask(task) {
   return analysePage(task.input);
 }
 
-/** A no-op that only starts a thread for tasks left queued behind a stopped one (thread-deadline.ts). */
-export function wake() {}
+/**
+ * Starts a thread: for tasks left queued behind a stopped one (thread-deadline.ts), and at worker
+ * start (`warmPageAnalysisPool`), where it also does the one-time setup, so the first page batch
+ * does not wait for either.
+ */
+export async function wake() {
+  await prepareAnalysis();
+}

@@ -18,6 +18,8 @@ export type CrawlCommand =
       startPaused: boolean;
       /** Pages of quota granted with the start (0: the origin asks before its first fetch). */
       initialQuota: number;
+      /** The crawl's first origin (`crawl-opening-batch-v1`): its first page batch is small. */
+      opening?: true;
     }
   | { kind: 'enqueue'; target: string; seq: number; items: FrontierItem[] }
   | { kind: 'quota'; target: string; granted: number; exhausted: boolean }

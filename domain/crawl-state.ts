@@ -79,6 +79,8 @@ export interface RoutingRules {
    * {@link fairGrantCap}).
    */
   fairQuota?: boolean;
+  /** `crawl-opening-batch-v1`: the crawl's first origin starts with `opening` (a small first page batch). */
+  openingBatch?: boolean;
 }
 
 /**
@@ -109,6 +111,12 @@ export function isPaused(state: CrawlState, origin: string): boolean {
   return (state.paused ?? []).some((key) => key === '*' || key === origin);
 }
 
+/** Whether any origin was started yet (without counting them: a crawl may hold thousands). */
+function hasOrigins(state: CrawlState): boolean {
+  for (const _ in state.origins) return true;
+  return false;
+}
+
 export function allIdle(state: CrawlState): boolean {
   return Object.values(state.origins).every((entry) => entry.idle);
 }
@@ -136,6 +144,7 @@ export function routeBatch(
   const entry = state.origins[origin];
   if (!entry) {
     const workflowId = originWorkflowId(rules.crawlId, origin);
+    const opening = rules.openingBatch === true && !hasOrigins(state);
     const added: CrawlOrigin = {
       workflowId,
       sentBatches: 0,
@@ -160,6 +169,7 @@ export function routeBatch(
       items,
       startPaused: isPaused(state, origin),
       initialQuota,
+      ...(opening ? { opening: true } : {}),
     };
   }
   const send = () => {

@@ -8,6 +8,14 @@
 export const PAGE_BATCH_PAGES = 16;
 export const PAGE_BATCH_MS = 2_000;
 
+/**
+ * The first batch of a crawl's first origin closes at this many pages, so the embedding model, the
+ * pipeline's slowest step, starts on the crawl's first pages instead of waiting for a whole batch
+ * to be fetched and analysed. Only the first origin's: at 1,000 origins an opening batch for each
+ * would add 1,000 batch workflows for nothing (their pages come in parallel anyway).
+ */
+export const PAGE_BATCH_OPENING_PAGES = 2;
+
 /** The batch being filled: page ids and when its first page came (workflow time). */
 export interface OpenBatch {
   pageIds: number[];
@@ -16,16 +24,22 @@ export interface OpenBatch {
 
 /**
  * Adds a stored page to the open batch (opening one at `nowMs` if none is open) and says whether
- * the batch is now full. A repeat within the open batch is not added again.
+ * the batch is now full at `maxPages`. A repeat within the open batch is not added again.
  */
 export function addToBatch(
   batch: OpenBatch | undefined,
   pageId: number,
   nowMs: number,
+  maxPages = PAGE_BATCH_PAGES,
 ): { batch: OpenBatch; full: boolean } {
   const open = batch ?? { pageIds: [], openedAtMs: nowMs };
   if (!open.pageIds.includes(pageId)) open.pageIds.push(pageId);
-  return { batch: open, full: open.pageIds.length >= PAGE_BATCH_PAGES };
+  return { batch: open, full: open.pageIds.length >= maxPages };
+}
+
+/** How many pages the origin's next batch holds: the opening size for its first when it has one. */
+export function batchLimit(batchesStarted: number, openingPages: number | undefined): number {
+  return batchesStarted === 0 && openingPages !== undefined ? openingPages : PAGE_BATCH_PAGES;
 }
 
 /** Whether the open batch is `PAGE_BATCH_MS` old at `untilMs` (now, or the end of a wait). */

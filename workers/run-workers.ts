@@ -9,6 +9,7 @@ import {
   closePageAnalysisPool,
   reserveCoreForMainThread,
   warmFetchedHtmlPool,
+  warmPageAnalysisPool,
 } from '../activities/page-analysis-pool';
 import { closeRenderPool, configureRenderPool } from '../activities/render/render-and-store';
 import type { Database } from '../db/database';
@@ -101,6 +102,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   // One process holding the embedded store runs the whole pipeline on its main thread too.
   if (options.db.kind === 'pglite' && options.queues.includes('page')) reserveCoreForMainThread();
   if (options.queues.includes('fetch')) warmFetchedHtmlPool();
+  if (options.queues.includes('page')) warmPageAnalysisPool();
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   // The browser pool's pages match the render worker's slots, so no render ever waits for a page.
   configureRenderPool({ maxPages: activitySlots('render', options) });

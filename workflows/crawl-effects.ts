@@ -120,6 +120,7 @@ export function crawlEffects(
     quotaWithStart: generation.quotaFirst && !hasRequestCeiling(spec.maxRequestsPerSecond),
     reportsFirst: generation.quotaFirst,
     fairQuota: generation.fairQuota,
+    openingBatch: generation.openingBatch,
   };
 
   setHandler(discoveredSignal, (batch) => {
@@ -147,6 +148,7 @@ export function crawlEffects(
               initial: command.items,
               ...(command.startPaused ? { startPaused: true } : {}),
               ...(command.initialQuota > 0 ? { initialQuota: command.initialQuota } : {}),
+              ...(command.opening ? { opening: true } : {}),
             },
           ],
           // Origins outlive a continue-as-new of this workflow; they report back by signal.

@@ -59,6 +59,13 @@ export interface CrawlGeneration {
    * batch, grants first come first served): every history recorded before it.
    */
   fairQuota: boolean;
+  /**
+   * `crawl-opening-batch-v1`: the crawl's first origin is started with `opening`, and its first page
+   * batch closes at PAGE_BATCH_OPENING_PAGES pages (domain/page-batch.ts), so the embedding model
+   * starts on the crawl's first pages. Runs without it (the first origin's start carries no flag, so
+   * its payload, and the packing of that task's commands, differ): every history recorded before it.
+   */
+  openingBatch: boolean;
 }
 
 /** The generation this run is on: the newest, unless its history began before a patch. */
@@ -68,5 +75,6 @@ export function crawlGeneration(): CrawlGeneration {
   const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
   const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
   const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
-  return { concurrentEffects, quotaFirst, finishInTurns, finishWindow, fairQuota };
+  const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
+  return { concurrentEffects, quotaFirst, finishInTurns, finishWindow, fairQuota, openingBatch };
 }

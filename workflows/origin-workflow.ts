@@ -45,6 +45,7 @@ import {
   relayPending,
 } from '../domain/origin-state';
 import { fetchRatePerSecond } from '../domain/origin-stats';
+import { PAGE_BATCH_OPENING_PAGES } from '../domain/page-batch';
 import { crawlWorkflowId } from '../domain/temporal-names';
 import { spillOverflow, takeSpilled } from './frontier-spill';
 import {
@@ -87,6 +88,8 @@ export interface OriginWorkflowInput {
   startPaused?: boolean;
   /** Page quota granted with the start (crawls started before this field ask for their first block). */
   initialQuota?: number;
+  /** The crawl's first origin: its first page batch is small (PAGE_BATCH_OPENING_PAGES). */
+  opening?: boolean;
 }
 
 export interface OriginResult {
@@ -111,7 +114,13 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // Runs recorded before batches start one page workflow per page (replay-safe).
   const batched = patched('page-batches-v1');
   if (batched) state.pageBatches ??= 0;
-  const pages = pageChildren({ spec, origin, state, batched });
+  const pages = pageChildren({
+    spec,
+    origin,
+    state,
+    batched,
+    ...(input.opening ? { openingBatchPages: PAGE_BATCH_OPENING_PAGES } : {}),
+  });
   let phase: OriginPhase = 'fetching';
   let finishRequested = false;
   let quotaPending = false;

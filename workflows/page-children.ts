@@ -9,7 +9,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { startChild } from '@temporalio/workflow';
 import type { CrawlSpec } from '../domain/crawl-spec';
 import { countPageOutcomes, type OriginStats, type PageOutcome } from '../domain/origin-stats';
-import { addToBatch, batchDue, type OpenBatch } from '../domain/page-batch';
+import { addToBatch, batchDue, batchLimit, type OpenBatch } from '../domain/page-batch';
 import {
   pageBatchWorkflowId,
   pageWorkflowId,
@@ -37,8 +37,10 @@ export function pageChildren(run: {
   state: { pageBatches?: number; stats: OriginStats };
   /** `patched('page-batches-v1')`: false for runs recorded before batches. */
   batched: boolean;
+  /** The first batch closes at this many pages (PAGE_BATCH_OPENING_PAGES for the crawl's first origin). */
+  openingBatchPages?: number;
 }): PageChildren {
-  const { spec, origin, state, batched } = run;
+  const { spec, origin, state, batched, openingBatchPages } = run;
   const children: Array<Promise<PageOutcome | PageOutcome[]>> = [];
   let openBatch: OpenBatch | undefined;
 
@@ -114,7 +116,8 @@ export function pageChildren(run: {
   return {
     add(pageId) {
       if (!batched) return startPage(pageId);
-      const added = addToBatch(openBatch, pageId, Date.now());
+      const limit = batchLimit(state.pageBatches ?? 0, openingBatchPages);
+      const added = addToBatch(openBatch, pageId, Date.now(), limit);
       openBatch = added.batch;
       if (added.full) closeBatch();
     },

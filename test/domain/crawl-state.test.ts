@@ -88,6 +88,16 @@ describe('routing', () => {
     expect(state.budgetLeft).toBe(97);
   });
 
+  it("marks the crawl's first origin as the opening one (crawl-opening-batch-v1), no other, and none without the rule", () => {
+    const opening: RoutingRules = { ...fair, openingBatch: true };
+    const state = newCrawlState(0, 100);
+    expect(routeBatch(state, opening, A, pages(A, 1))).toMatchObject({ kind: 'start', opening: true });
+    expect(routeBatch(state, opening, B, pages(B, 1))).not.toHaveProperty('opening');
+    expect(routeBatch(state, opening, A, pages(A, 1, 1))).toMatchObject({ kind: 'enqueue' });
+    const older = newCrawlState(0, 100);
+    expect(routeBatch(older, fair, A, pages(A, 1))).not.toHaveProperty('opening');
+  });
+
   it('grants a start at most one quota block and never more than the budget holds', () => {
     const state = newCrawlState(0, 30);
     expect(routeBatch(state, newest, A, pages(A, 100))).toMatchObject({ initialQuota: QUOTA_BLOCK });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { addToBatch, batchDue, PAGE_BATCH_MS, PAGE_BATCH_PAGES } from '../../domain/page-batch';
+import {
+  addToBatch,
+  batchDue,
+  batchLimit,
+  PAGE_BATCH_MS,
+  PAGE_BATCH_OPENING_PAGES,
+  PAGE_BATCH_PAGES,
+} from '../../domain/page-batch';
 
 describe('addToBatch', () => {
   it('opens a batch at the first page, dated then', () => {
@@ -22,6 +29,21 @@ describe('addToBatch', () => {
     for (let id = 1; id <= PAGE_BATCH_PAGES; id++) ({ batch, full } = addToBatch(batch, id, 0));
     expect(batch?.pageIds).toHaveLength(PAGE_BATCH_PAGES);
     expect(full).toBe(true);
+  });
+
+  it('says full at a smaller limit when given one (the opening batch)', () => {
+    const first = addToBatch(undefined, 1, 0, 2);
+    expect(first.full).toBe(false);
+    expect(addToBatch(first.batch, 2, 0, 2).full).toBe(true);
+  });
+});
+
+describe('batchLimit', () => {
+  it('is the opening size for the first batch of an origin that has one, PAGE_BATCH_PAGES otherwise', () => {
+    expect(PAGE_BATCH_OPENING_PAGES).toBeLessThan(PAGE_BATCH_PAGES);
+    expect(batchLimit(0, PAGE_BATCH_OPENING_PAGES)).toBe(PAGE_BATCH_OPENING_PAGES);
+    expect(batchLimit(1, PAGE_BATCH_OPENING_PAGES)).toBe(PAGE_BATCH_PAGES);
+    expect(batchLimit(0, undefined)).toBe(PAGE_BATCH_PAGES);
   });
 });
 

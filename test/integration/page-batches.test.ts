@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGE_BATCH_OPENING_PAGES } from '../../domain/page-batch';
 import {
   crawlWorkflowId,
   pageBatchWorkflowId,
@@ -197,6 +198,10 @@ describe('a page reached through redirect aliases', () => {
     for (const page of outcomes.filter((o) => o.indexed)) {
       indexedBy.set(page.pageId, (indexedBy.get(page.pageId) ?? 0) + 1);
     }
+    // The crawl's first origin opens with a small batch (crawl-opening-batch-v1), so the model starts
+    // on the first pages; the batches after it are full-sized.
+    expect(results[0]?.pages).toHaveLength(PAGE_BATCH_OPENING_PAGES);
+    expect(results.slice(1).some((result) => result.pages.length > PAGE_BATCH_OPENING_PAGES)).toBe(true);
     expect(indexedBy.size).toBe(TARGETS + 1);
     expect([...indexedBy.values()].every((n) => n === 1)).toBe(true);
     const turnedAway = outcomes.filter((o) => !o.indexed);

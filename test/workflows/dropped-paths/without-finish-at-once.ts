@@ -14,6 +14,14 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     if (quotaFirst) deprecatePatch('crawl-finish-turns-v1');
     const finishWindow = quotaFirst && patched('crawl-finish-window-v1');
     const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
-    return { concurrentEffects, quotaFirst, finishInTurns: quotaFirst, finishWindow, fairQuota };
+    const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
+    return {
+      concurrentEffects,
+      quotaFirst,
+      finishInTurns: quotaFirst,
+      finishWindow,
+      fairQuota,
+      openingBatch,
+    };
   });
 }

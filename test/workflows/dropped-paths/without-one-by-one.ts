@@ -13,12 +13,14 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const quotaFirst = patched('crawl-quota-first-v1');
     const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
     const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
+    const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
     return {
       concurrentEffects: true,
       quotaFirst,
       finishInTurns,
       finishWindow,
-      fairQuota: finishWindow && patched('crawl-fair-quota-v1'),
+      fairQuota,
+      openingBatch: fairQuota && patched('crawl-opening-batch-v1'),
     };
   });
 }

@@ -14,6 +14,14 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
     if (finishInTurns) deprecatePatch('crawl-finish-window-v1');
     const fairQuota = finishInTurns && patched('crawl-fair-quota-v1');
-    return { concurrentEffects, quotaFirst, finishInTurns, finishWindow: finishInTurns, fairQuota };
+    const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
+    return {
+      concurrentEffects,
+      quotaFirst,
+      finishInTurns,
+      finishWindow: finishInTurns,
+      fairQuota,
+      openingBatch,
+    };
   });
 }

@@ -14,12 +14,14 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     if (concurrentEffects) deprecatePatch('crawl-quota-first-v1');
     const finishInTurns = concurrentEffects && patched('crawl-finish-turns-v1');
     const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
+    const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
     return {
       concurrentEffects,
       quotaFirst: concurrentEffects,
       finishInTurns,
       finishWindow,
-      fairQuota: finishWindow && patched('crawl-fair-quota-v1'),
+      fairQuota,
+      openingBatch: fairQuota && patched('crawl-opening-batch-v1'),
     };
   });
 }
