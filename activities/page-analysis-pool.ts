@@ -72,19 +72,27 @@ export function reserveCoreForMainThread(): void {
   mainThreadBusy = true;
 }
 
-let pool: Piscina<DeadlineTask<PageAnalysisInput>, PageAnalysis> | undefined;
-
-function analysisPool() {
-  pool ??= new Piscina({
-    filename: new URL('./page-analysis-thread.mjs', import.meta.url).href,
+/**
+ * A pool of this module's thread kind: threads start on demand and exit after 30 s idle, each with
+ * the heap limits page work is sized for.
+ */
+function threadPool<Task, Result>(threadFile: string, maxThreads: number): Piscina<Task, Result> {
+  return new Piscina({
+    filename: new URL(threadFile, import.meta.url).href,
     minThreads: 0,
-    maxThreads: threadCount(),
+    maxThreads,
     idleTimeout: 30_000,
     resourceLimits: {
       maxOldGenerationSizeMb: THREAD_HEAP_MB,
       maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB,
     },
   });
+}
+
+let pool: Piscina<DeadlineTask<PageAnalysisInput>, PageAnalysis> | undefined;
+
+function analysisPool() {
+  pool ??= threadPool('./page-analysis-thread.mjs', threadCount());
   return pool;
 }
 
@@ -120,16 +128,7 @@ let htmlPool:
   | undefined;
 
 function fetchedHtmlPool() {
-  htmlPool ??= new Piscina({
-    filename: new URL('./fetched-html-thread.mjs', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: htmlThreadCount(),
-    idleTimeout: 30_000,
-    resourceLimits: {
-      maxOldGenerationSizeMb: THREAD_HEAP_MB,
-      maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB,
-    },
-  });
+  htmlPool ??= threadPool('./fetched-html-thread.mjs', htmlThreadCount());
   return htmlPool;
 }
 
