@@ -3,7 +3,7 @@
  * again after backoff while the server is in trouble, then the origin is crawled, with its
  * Crawl-delay, or denied (`domain/politeness/robots-verdict.ts`).
  */
-import { patched, sleep } from '@temporalio/workflow';
+import { sleep } from '@temporalio/workflow';
 import { backoffMs } from '../domain/politeness/backoff';
 import { robotsServerTrouble, robotsVerdict } from '../domain/politeness/robots-verdict';
 import { fetchRobots } from './origin-activities';
@@ -27,7 +27,7 @@ export async function checkRobots(run: OriginRun): Promise<void> {
   const verdict = robotsVerdict(robots, spec.maxCrawlDelayMs);
   if (verdict.kind === 'unreachable') {
     // An origin that cannot be reached has not disallowed anything: its URLs count as unreachable.
-    run.deny(verdict.reason, patched('deny-unreachable-v1') ? 'unreachable' : 'robotsBlocked');
+    run.deny(verdict.reason, run.patched('deny-unreachable-v1') ? 'unreachable' : 'robotsBlocked');
   } else if (verdict.kind === 'deny') {
     run.deny(verdict.reason);
   } else if (verdict.crawlDelayMs !== undefined) {

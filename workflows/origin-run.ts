@@ -7,6 +7,7 @@ import type { CrawlSpec } from '../domain/crawl-spec';
 import type { Frontier, FrontierItem, ScoreHints } from '../domain/frontier';
 import type { DenialCounter, OriginState } from '../domain/origin-state';
 import type { OriginPhase } from './messages';
+import type { OriginPatched } from './origin-generations';
 import type { PolitenessLap } from './politeness-lap';
 
 export interface OriginRun {
@@ -23,4 +24,6 @@ export interface OriginRun {
   show(phase: OriginPhase): void;
   /** Stops the origin for good; what it still had queued is counted under `dropped`. */
   deny(reason: string, dropped?: DenialCounter): void;
+  /** Whether this run takes a change of the origin workflow (`workflows/origin-generations.ts`). */
+  readonly patched: OriginPatched;
 }

@@ -15,7 +15,6 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   log,
-  patched,
   setCurrentDetails,
   setHandler,
   workflowInfo,
@@ -62,6 +61,7 @@ import {
   quotaSignal,
 } from './messages';
 import { fetchSpecOf, originFetcher } from './origin-fetch';
+import { originPatches } from './origin-generations';
 import { checkRobots } from './origin-robots';
 import type { OriginRun } from './origin-run';
 import { pageChildren } from './page-children';
@@ -103,6 +103,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   // defaults here, or a missing field would silently change behaviour (and break replay).
   const spec = parseCrawlSpec(input.spec, input.spec.crawlId);
   const state: OriginState = input.state ?? newOriginState(input.startPaused, input.initialQuota);
+  // First of this run's patch questions: one marker answers them all in runs begun since it came.
+  const patched = originPatches();
   const frontier = toFrontier(state.frontier);
   state.frontier = frontier;
   // Runs that began before priority ordering keep plain discovery order (replay-safe).
@@ -144,6 +146,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
       showDetails();
     },
     deny: (reason, dropped) => deny(state, frontier, origin, reason, dropped),
+    patched,
   };
   // Runs recorded before this wait the whole gap on the durable timer and draw a uniform jitter.
   const pacedInActivity = patched('pacing-in-activity-v1');

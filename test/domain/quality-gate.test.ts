@@ -32,7 +32,7 @@ describe('judgeQuality', () => {
   it('flags a short page whose text says not found, but not a long page that mentions it', () => {
     const short = 'Sorry, the page you asked for could not be found. Try the index.';
     expect(judgeQuality(page({ title: 'Garden Notes', text: short })).flags).toEqual(['soft-404']);
-    const long = `${prose} `.repeat(8) + 'If a page could not be found the server answers 404.';
+    const long = `${`${prose} `.repeat(8)}If a page could not be found the server answers 404.`;
     expect(judgeQuality(page({ title: 'HTTP errors', text: long })).flags).toEqual([]);
   });
 

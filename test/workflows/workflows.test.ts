@@ -229,7 +229,13 @@ describe('an origin idle while others crawl', () => {
       ['/', '/late', ...Array.from({ length: 20 }, (_, i) => `/p${i}`)].sort(),
     );
 
-    const runs: Array<{ events: number; beforeWoken: number; idleReported: boolean; recleans: number }> = [];
+    const runs: Array<{
+      events: number;
+      beforeWoken: number;
+      idleReported: boolean;
+      recleans: number;
+      patchEvents: number;
+    }> = [];
     for await (const run of stack.client.workflow.list({
       query: `WorkflowId = '${originWorkflowId(crawlId, a.origin)}'`,
     })) {
@@ -248,10 +254,14 @@ describe('an origin idle while others crawl', () => {
         recleans: events.filter(
           (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'recleanSiteTemplate',
         ).length,
+        patchEvents: events.filter(
+          (event) =>
+            event.markerRecordedEventAttributes || event.upsertWorkflowSearchAttributesEventAttributes,
+        ).length,
       });
     }
     // The first run drained A and continued as new once idle; the run that waited held a dozen or so
-    // events (its start and patch markers) until B's late link woke it.
+    // events (its start and its patch marker) until B's late link woke it.
     expect(runs.length).toBe(2);
     const waited = runs.find((run) => run.idleReported);
     expect(waited).toBeDefined();
@@ -260,6 +270,9 @@ describe('an origin idle while others crawl', () => {
     expect(Math.max(...runs.map((run) => run.events))).toBeGreaterThan(100);
     // Re-cleaned for its template once each time it went idle with new pages, and not again at the finish.
     expect(runs.map((run) => run.recleans)).toEqual([1, 1]);
+    // Each run answered all its patch questions with one marker and its one search-attribute upsert
+    // (workflows/origin-generations.ts), not two events per patch id.
+    expect(runs.map((run) => run.patchEvents)).toEqual([2, 2]);
     // The counters travelled with the state: the summary's per-origin stats count every page.
     const origin = await stack.client.workflow.getHandle(originWorkflowId(crawlId, a.origin)).result();
     expect(origin.stats.fetched).toBe(22);
