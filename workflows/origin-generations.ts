@@ -45,5 +45,5 @@ export const ORIGIN_PATCHES_MERGED = 'origin-patches-merged-v1';
 
 /** Called once, first thing in a run, before any other `patched()` of the origin workflow. */
 export function originPatches(): OriginPatched {
-  return patched(ORIGIN_PATCHES_MERGED) ? () => true : (id) => patched(id);
+  return patched(ORIGIN_PATCHES_MERGED) ? () => true : patched;
 }
