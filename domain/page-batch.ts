@@ -4,9 +4,16 @@
  * Pure: the origin workflow supplies the time and starts the batch's workflow.
  */
 
-/** A batch closes at this many pages, or this long (workflow time) after its first page. */
+/**
+ * A batch closes at this many pages, or this long (workflow time) after its first page. Each batch
+ * costs the server ~30 history events (its workflow, its three activities, the origin's child
+ * events), so the age sets how many pages share them when the politeness gap is what limits: at the
+ * default 1 s gap, 2 s made batches of 2 pages, 8 s makes them of 8 (`page-batch-age-v2`).
+ */
 export const PAGE_BATCH_PAGES = 16;
-export const PAGE_BATCH_MS = 2_000;
+export const PAGE_BATCH_MS = 8_000;
+/** The age of runs recorded before `page-batch-age-v2` (replay-safe). */
+export const PAGE_BATCH_MS_BEFORE_V2 = 2_000;
 
 /**
  * The first batch of a crawl's first origin closes at this many pages, so the embedding model, the
@@ -42,7 +49,11 @@ export function batchLimit(batchesStarted: number, openingPages: number | undefi
   return batchesStarted === 0 && openingPages !== undefined ? openingPages : PAGE_BATCH_PAGES;
 }
 
-/** Whether the open batch is `PAGE_BATCH_MS` old at `untilMs` (now, or the end of a wait). */
-export function batchDue(batch: OpenBatch | undefined, untilMs: number): boolean {
-  return batch !== undefined && untilMs - batch.openedAtMs >= PAGE_BATCH_MS;
+/** Whether the open batch is `ageMs` old at `untilMs` (now, or the end of a wait). */
+export function batchDue(
+  batch: OpenBatch | undefined,
+  untilMs: number,
+  ageMs: number = PAGE_BATCH_MS,
+): boolean {
+  return batch !== undefined && untilMs - batch.openedAtMs >= ageMs;
 }

@@ -5,18 +5,22 @@
  * `TemporalChangeVersion` search attribute: a second event and a visibility write on the server.
  * The origin workflow had 16 ids; a run called 13 of them, so every origin run (a crawl of 1,000
  * origins has 2,000 and more) cost the server 26 events and 13 visibility writes before its first
- * page. A run that begins now records `origin-patches-merged-v1` alone, which means "every id below
- * is present", and asks no other.
+ * page. A run then recorded `origin-patches-merged-v1` alone, which means "every id of the first list
+ * below is present", and asked no other; a run that begins now records `origin-patches-merged-v2`.
  *
  * A run recorded before the merged marker replays as it was written: `patched(MERGED)` is false
  * there (replaying, and not in its history), so each id is asked on its own, at the same points and
  * in the same order as when it ran (origin-primary.v11.json, origin-secondary.v11.json,
- * origin-concurrent.v8.json and the older fixtures take that path). A run on the merged marker
- * that meets a new id later must ask that id itself: add it to neither list, call `patched()` for it.
+ * origin-concurrent.v8.json and the older fixtures take that path).
+ *
+ * A new id goes into the newest list below and the marker of that list gets a new version, so a
+ * run begun after the change still records one marker: `origin-patches-merged-v2` stands for both
+ * lists. A run recorded on an older marker replays its own list as present and asks each newer id
+ * itself, where the change is (false while replaying a history without it, as `patched` is).
  */
 import { patched } from '@temporalio/workflow';
 
-/** Every id a run on the merged marker takes as present. Never add to this list: see above. */
+/** The ids `origin-patches-merged-v1` stands for. Never add to this list: see above. */
 export const ORIGIN_PATCH_IDS = [
   'frontier-priority-v1',
   'page-batches-v1',
@@ -36,14 +40,38 @@ export const ORIGIN_PATCH_IDS = [
   'site-templates-v1',
 ] as const;
 
-export type OriginPatchId = (typeof ORIGIN_PATCH_IDS)[number];
+/** The ids that came after `ORIGIN_PATCH_IDS`, with the marker of their generation. */
+export const ORIGIN_PATCH_IDS_V2 = ['page-batch-age-v2'] as const;
+
+export type OriginPatchId = (typeof ORIGIN_PATCH_IDS)[number] | (typeof ORIGIN_PATCH_IDS_V2)[number];
 
 /** Whether this run takes the change `id` names (asked where the change is, as `patched` is). */
 export type OriginPatched = (id: OriginPatchId) => boolean;
 
 export const ORIGIN_PATCHES_MERGED = 'origin-patches-merged-v1';
+export const ORIGIN_PATCHES_MERGED_V2 = 'origin-patches-merged-v2';
 
-/** Called once, first thing in a run, before any other `patched()` of the origin workflow. */
+/**
+ * Each marker with the ids it stands for, oldest first; a marker stands for its own list and every
+ * older one. A released generation is never changed: a new id makes a new one at the end.
+ */
+const GENERATIONS: ReadonlyArray<{ marker: string; ids: readonly OriginPatchId[] }> = [
+  { marker: ORIGIN_PATCHES_MERGED, ids: ORIGIN_PATCH_IDS },
+  { marker: ORIGIN_PATCHES_MERGED_V2, ids: ORIGIN_PATCH_IDS_V2 },
+];
+
+/**
+ * Called once, first thing in a run, before any other `patched()` of the origin workflow. A new run
+ * records the newest marker alone; a replayed one finds the marker it was recorded with (asking a
+ * newer one while replaying issues no command) and asks the ids newer than it one by one.
+ */
 export function originPatches(): OriginPatched {
-  return patched(ORIGIN_PATCHES_MERGED) ? () => true : patched;
+  for (let newest = GENERATIONS.length - 1; newest >= 0; newest--) {
+    const generation = GENERATIONS[newest] as (typeof GENERATIONS)[number];
+    if (!patched(generation.marker)) continue;
+    if (newest === GENERATIONS.length - 1) return () => true;
+    const present = new Set(GENERATIONS.slice(0, newest + 1).flatMap((g) => g.ids));
+    return (id) => present.has(id) || patched(id);
+  }
+  return patched;
 }

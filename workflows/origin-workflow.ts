@@ -44,7 +44,7 @@ import {
   relayPending,
 } from '../domain/origin-state';
 import { fetchRatePerSecond } from '../domain/origin-stats';
-import { PAGE_BATCH_OPENING_PAGES } from '../domain/page-batch';
+import { PAGE_BATCH_MS, PAGE_BATCH_MS_BEFORE_V2, PAGE_BATCH_OPENING_PAGES } from '../domain/page-batch';
 import { crawlWorkflowId } from '../domain/temporal-names';
 import { spillOverflow, takeSpilled } from './frontier-spill';
 import {
@@ -122,6 +122,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
     state,
     batched,
     ...(input.opening ? { openingBatchPages: PAGE_BATCH_OPENING_PAGES } : {}),
+    // Runs recorded before this close a batch 2 s after its first page (replay-safe).
+    batchAgeMs: patched('page-batch-age-v2') ? PAGE_BATCH_MS : PAGE_BATCH_MS_BEFORE_V2,
   });
   let phase: OriginPhase = 'fetching';
   let finishRequested = false;

@@ -39,8 +39,10 @@ export function pageChildren(run: {
   batched: boolean;
   /** The first batch closes at this many pages (PAGE_BATCH_OPENING_PAGES for the crawl's first origin). */
   openingBatchPages?: number;
+  /** A batch closes this long after its first page (PAGE_BATCH_MS; shorter in runs recorded before). */
+  batchAgeMs: number;
 }): PageChildren {
-  const { spec, origin, state, batched, openingBatchPages } = run;
+  const { spec, origin, state, batched, openingBatchPages, batchAgeMs } = run;
   const children: Array<Promise<PageOutcome | PageOutcome[]>> = [];
   let openBatch: OpenBatch | undefined;
 
@@ -123,7 +125,7 @@ export function pageChildren(run: {
     },
     closeBatch,
     closeBatchIfDue(untilMs = Date.now()) {
-      if (batchDue(openBatch, untilMs)) closeBatch();
+      if (batchDue(openBatch, untilMs, batchAgeMs)) closeBatch();
     },
     async drain() {
       closeBatch();

@@ -4,6 +4,7 @@ import {
   batchDue,
   batchLimit,
   PAGE_BATCH_MS,
+  PAGE_BATCH_MS_BEFORE_V2,
   PAGE_BATCH_OPENING_PAGES,
   PAGE_BATCH_PAGES,
 } from '../../domain/page-batch';
@@ -53,5 +54,13 @@ describe('batchDue', () => {
     expect(batchDue(undefined, 1_000_000)).toBe(false);
     expect(batchDue(batch, 1_000 + PAGE_BATCH_MS - 1)).toBe(false);
     expect(batchDue(batch, 1_000 + PAGE_BATCH_MS)).toBe(true);
+  });
+
+  it('is due at the age it is given: the 2 s of runs recorded before page-batch-age-v2', () => {
+    const batch = { pageIds: [1], openedAtMs: 1_000 };
+    expect(PAGE_BATCH_MS_BEFORE_V2).toBeLessThan(PAGE_BATCH_MS);
+    expect(batchDue(batch, 1_000 + PAGE_BATCH_MS_BEFORE_V2 - 1, PAGE_BATCH_MS_BEFORE_V2)).toBe(false);
+    expect(batchDue(batch, 1_000 + PAGE_BATCH_MS_BEFORE_V2, PAGE_BATCH_MS_BEFORE_V2)).toBe(true);
+    expect(batchDue(batch, 1_000 + PAGE_BATCH_MS_BEFORE_V2)).toBe(false);
   });
 });
