@@ -12,7 +12,7 @@
  * being a copy without changing is `changed`: it is indexed again. noindex pages are not in the
  * corpus, so they emit no `new`/`changed`; one that was live emits `removed`.
  */
-import { appendChangeEvent } from '../db/change-events';
+import { appendChangeEvents, type ChangeRecord } from '../db/change-events';
 import type { Database, Queryable } from '../db/database';
 import { nextRevisitIntervalMs, type PageChange } from '../domain/revisit';
 import type { FetchAndStoreResult } from './types';
@@ -104,6 +104,21 @@ export async function trackStoredVisit(
   page: { id: number; contentHash: string; noindex: boolean; canonicalUrl?: string },
   previous: KnownPage | undefined,
 ): Promise<VisitFields> {
+  const events: ChangeRecord[] = [];
+  const visit = await classifyStoredVisit(tx, crawlId, page, previous, events);
+  // Last, so the change feed's lock is held from its append to the commit only.
+  await appendChangeEvents(tx, events);
+  return visit;
+}
+
+/** trackStoredVisit's work; the feed events it decides on are added to `events`, not appended. */
+async function classifyStoredVisit(
+  tx: Queryable,
+  crawlId: string,
+  page: { id: number; contentHash: string; noindex: boolean; canonicalUrl?: string },
+  previous: KnownPage | undefined,
+  events: ChangeRecord[],
+): Promise<VisitFields> {
   const wasLive = previous !== undefined && !previous.removed && !previous.noindex;
   const sameBody = previous?.contentHash === page.contentHash;
   let change: PageChange;
@@ -113,7 +128,7 @@ export async function trackStoredVisit(
   else change = sameBody ? 'unchanged' : 'changed';
 
   const event = page.noindex ? (change === 'removed' ? change : undefined) : feedEvent(change);
-  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous, event);
+  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous, events, event);
   if (recorded !== change) return { change: recorded, current: false };
 
   if (page.noindex) {
@@ -126,15 +141,14 @@ export async function trackStoredVisit(
   if (duplicate) {
     // A copy already announced as one stays dropped downstream unless this visit said new/changed.
     const wasCopy = previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical';
-    if (!wasCopy || event !== undefined)
-      await appendChangeEvent(tx, { kind: 'duplicate', pageId: page.id, crawlId });
+    if (!wasCopy || event !== undefined) events.push({ kind: 'duplicate', pageId: page.id, crawlId });
     return { change, current: true, duplicate: true };
   }
   if (
     change === 'unchanged' &&
     (previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical')
   )
-    await appendChangeEvent(tx, { kind: 'changed', pageId: page.id, crawlId });
+    events.push({ kind: 'changed', pageId: page.id, crawlId });
 
   // An unchanged page still goes through its page workflow when it was never summarised: that is
   // how a corpus indexed before summaries existed gets them (nothing is extracted or embedded again).
@@ -159,7 +173,7 @@ export async function trackNotModified(
   return db.transaction(async (tx) => {
     await tx.query('UPDATE pages SET fetched_at = now() WHERE id = $1', [known.id]);
     // A retried attempt whose first one stored the page gets 304 for it: report that visit's verdict.
-    const change = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known);
+    const change = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known, []);
     const extracted = known.extractedHash === known.contentHash;
     const duplicate = known.duplicateKind !== null;
     // A near duplicate was extracted (its SimHash decided it); exact and canonical copies never are.
@@ -186,11 +200,23 @@ export async function trackGone(
 ): Promise<VisitFields> {
   return db.transaction(async (tx) => {
     const change: PageChange = known.removed ? 'unchanged' : 'removed';
-    const recorded = await recordChange(tx, crawlId, known.id, change, status, known, feedEvent(change));
+    const events: ChangeRecord[] = [];
+    const recorded = await recordChange(
+      tx,
+      crawlId,
+      known.id,
+      change,
+      status,
+      known,
+      events,
+      feedEvent(change),
+    );
     if (recorded === change && !known.removed) {
       await tombstone(tx, known.id, `http-${status}`);
       await tx.query('DELETE FROM links WHERE from_page_id = $1', [known.id]);
     }
+    // Last, so the change feed's lock is held from its append to the commit only.
+    await appendChangeEvents(tx, events);
     return { change: recorded, current: true };
   });
 }
@@ -202,8 +228,8 @@ function feedEvent(change: PageChange): Exclude<PageChange, 'unchanged'> | undef
 
 /**
  * Records the visit once per crawl and page and, with it, the page's revisit interval, next visit
- * and last change, and the change feed's `event`. Returns the change recorded (an earlier
- * attempt's, on a retry).
+ * and last change, and adds the change feed's `event` to `events` for the caller to append last.
+ * Returns the change recorded (an earlier attempt's, on a retry).
  */
 async function recordChange(
   tx: Queryable,
@@ -212,6 +238,7 @@ async function recordChange(
   change: PageChange,
   status: number,
   previous: KnownPage | undefined,
+  events: ChangeRecord[],
   event?: Exclude<PageChange, 'unchanged'>,
 ): Promise<PageChange> {
   const inserted = await tx.query(
@@ -234,7 +261,7 @@ async function recordChange(
       WHERE id = $1`,
     [pageId, intervalMs, change !== 'unchanged'],
   );
-  if (event) await appendChangeEvent(tx, { kind: event, pageId, crawlId });
+  if (event) events.push({ kind: event, pageId, crawlId });
   return change;
 }
 
