@@ -13,8 +13,8 @@
  * in the same order as when it ran (origin-primary.v11.json, origin-secondary.v11.json,
  * origin-concurrent.v8.json and the older fixtures take that path).
  *
- * A new id goes into the newest list below and the marker of that list gets a new version, so a
- * run begun after the change still records one marker: `origin-patches-merged-v2` stands for both
+ * A new id goes into a new list with a marker of its own at the end of `GENERATIONS`, so a run
+ * begun after the change still records one marker: `origin-patches-merged-v2` stands for both
  * lists. A run recorded on an older marker replays its own list as present and asks each newer id
  * itself, where the change is (false while replaying a history without it, as `patched` is).
  */
