@@ -60,8 +60,6 @@ export interface Runtime {
 
 export { gleanerHome, RuntimeError };
 
-const noop = () => {};
-
 export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const home = gleanerHome();
   const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
@@ -102,26 +100,17 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     // The dev server is a process of its own: it starts while this one opens and migrates the store.
     if (!temporalAddress) {
       mkdirSync(home, { recursive: true, mode: 0o700 });
-      let spawned = () => {};
-      const spawning = new Promise<void>((done) => {
-        spawned = done;
-      });
       temporalStarting = startTemporalDevServer({
         dbFile: path.join(home, 'temporal.db'),
         logFile: path.join(home, 'temporal.log'),
         uiPort: options.ui === false ? false : undefined,
         namespace,
-        onSpawn: spawned,
       }).then((started) => {
         cleanups.push(() => started.stop());
         return started;
       });
       // Observed here so a store failure meanwhile is not also an unhandled rejection.
       temporalStarting.catch(() => {});
-      // Opening PGlite holds this thread for most of a second (compiling and starting Postgres): the
-      // server's process is spawned first, or its ~1 s start would only begin after that (measured:
-      // spawned 0.75 s late, and the server, not the store, was then the slower of the two).
-      await Promise.race([spawning, temporalStarting.then(noop, noop)]);
     }
 
     if (databaseUrl) {

@@ -22,8 +22,6 @@ export interface TemporalDevServerOptions {
   /** Server dynamic config; merged over DEV_SERVER_DYNAMIC_CONFIG. */
   dynamicConfig?: Record<string, unknown>;
   startTimeoutMs?: number;
-  /** Called once the server's process exists (each attempt), before it is ready. */
-  onSpawn?: () => void;
 }
 
 export interface TemporalDevServer {
@@ -237,7 +235,6 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
     env: allowlistedEnv(process.env, DEV_SERVER_ENV),
   });
   if (logFd !== undefined) closeSync(logFd);
-  opts.onSpawn?.();
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
   const closed = new Promise((done) => child.once('close', done));

@@ -98,11 +98,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   installTemporalRuntime();
   limitHeapGrowth();
   startMemorySampler();
-  // Checked beside the workers' creation rather than before it: the model thread may still be
-  // loading (~0.3 s of the start-up's critical path here), and a failure is thrown all the same
-  // before any worker polls.
-  const embeddingReady = options.queues.includes('embed') ? prepareEmbedding(options.db) : Promise.resolve();
-  embeddingReady.catch(() => {});
+  if (options.queues.includes('embed')) await prepareEmbedding(options.db);
   // One process holding the embedded store runs the whole pipeline on its main thread too.
   if (options.db.kind === 'pglite' && options.queues.includes('page')) reserveCoreForMainThread();
   if (options.queues.includes('fetch')) warmFetchedHtmlPool();
@@ -162,7 +158,6 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   const created = await Promise.allSettled(creating);
   const failed = created.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason;
-  await embeddingReady;
   const workers = created.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   logger.info({ queues: options.queues, address: options.temporalAddress }, 'workers started');
   const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {

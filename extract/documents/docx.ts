@@ -3,6 +3,7 @@
  * HTML → Markdown path (`normalizeContent` + `toMarkdown`, turndown), so a DOCX reads like an
  * extracted web page. The whole converted body is the content: a document has no site chrome.
  */
+import mammoth from 'mammoth';
 import { blockText } from '../candidate';
 import { parseDocument } from '../dom';
 import { normalizeContent, toMarkdown } from '../markdown';
@@ -11,17 +12,6 @@ import { type ConvertOptions, DEFAULT_CONVERT_OPTIONS, type DocumentResult, fail
 
 /** Unpacked size a DOCX may declare (its XML parts); a zip bomb stops here before mammoth inflates it. */
 export const MAX_DOCX_UNPACKED_BYTES = 200 * 1024 * 1024;
-
-// Imported on the first DOCX: every page-analysis thread loads this module, and mammoth with its zip
-// and XML readers cost each one ~0.2 s of CPU at start-up (measured in a crawl's profile), in crawls
-// that mostly see no DOCX at all.
-let mammothModule: Promise<typeof import('mammoth')> | undefined;
-function loadMammoth(): Promise<typeof import('mammoth')> {
-  mammothModule ??= import('mammoth').then(
-    (module) => ('default' in module ? module.default : module) as typeof import('mammoth'),
-  );
-  return mammothModule;
-}
 
 /** Word's own title styles become headings too (mammoth maps only "Heading N" by default). */
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subtitle'] => p:fresh"];
@@ -42,7 +32,6 @@ export async function convertDocx(
 
   let html: string;
   try {
-    const mammoth = await loadMammoth();
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
       {
