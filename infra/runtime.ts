@@ -12,6 +12,7 @@ import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase, readLock, socketUrlOf } from '../db/pglite-database';
+import { analyzeStaleTables } from '../db/table-statistics';
 import type { QueueKind } from '../domain/temporal-names';
 import { clearStaleLock } from './embedded-store';
 import { gleanerHome, RuntimeError } from './gleaner-home';
@@ -59,6 +60,9 @@ export interface Runtime {
 }
 
 export { gleanerHome, RuntimeError };
+
+/** How often an open embedded store checks whether its planner statistics went stale. */
+const ANALYZE_EVERY_MS = 10 * 60_000;
 
 export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const home = gleanerHome();
@@ -126,6 +130,27 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       registerMemorySource('pgliteWasm', () => pglite.wasmMemoryBytes());
       databaseUrl = pglite.socketUrl;
       cleanups.push(() => pglite.close());
+      // Single-user Postgres has no autovacuum: the planner's statistics are brought up to date every
+      // few minutes while the store is open (a long crawl, `gleaner dev`) and as it closes, after the
+      // workers have stopped writing (db/table-statistics.ts).
+      const analyze = async () => {
+        const started = performance.now();
+        const analyzed = await analyzeStaleTables(pglite);
+        if (analyzed.length > 0)
+          logger.info(
+            { tables: analyzed, ms: Math.round(performance.now() - started) },
+            'store statistics updated',
+          );
+      };
+      const timer = setInterval(() => {
+        analyze().catch((error: unknown) =>
+          logger.warn({ err: error }, 'could not update the store statistics'),
+        );
+      }, ANALYZE_EVERY_MS).unref();
+      cleanups.push(async () => {
+        clearInterval(timer);
+        await analyze();
+      });
     }
     if (!embedded.attached) await migrate(db);
 

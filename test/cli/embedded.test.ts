@@ -115,6 +115,15 @@ describe('gleaner crawl on the embedded default', () => {
       );
       expect(chunks.rows[0]?.n).toBeGreaterThanOrEqual(6);
       expect(chunks.rows[0]?.embedded).toBe(chunks.rows[0]?.n);
+      // Single-user Postgres runs no autovacuum: the crawl's process analyzed the store as it closed.
+      const stats = await db.query<{ relname: string; reltuples: number }>(
+        "SELECT relname, reltuples::float8 AS reltuples FROM pg_class WHERE relname IN ('chunks', 'pages') ORDER BY relname",
+      );
+      expect(stats.rows).toEqual([
+        { relname: 'chunks', reltuples: expect.any(Number) },
+        { relname: 'pages', reltuples: expect.any(Number) },
+      ]);
+      for (const row of stats.rows) expect(row.reltuples).toBeGreaterThan(0);
     } finally {
       await db.close();
     }
