@@ -68,6 +68,7 @@ const inCopy = (file: string, relative: string) => file === path.join(copy, rela
 const fromBuild = (loaded: string[]) => loaded.some((file) => inCopy(file, 'dist/cli/main.js'));
 const typeScript = (loaded: string[]) => loaded.filter((file) => file.endsWith('.ts'));
 const tsx = (loaded: string[]) => loaded.filter((file) => file.includes(`${path.sep}tsx${path.sep}`));
+const pino = (loaded: string[]) => loaded.filter((file) => file.includes(`${path.sep}pino${path.sep}`));
 
 beforeAll(() => {
   copy = mkdtempSync(path.join(tmpdir(), 'gleaner-compiled-'));
@@ -104,6 +105,8 @@ describe('a current build', () => {
       expect(fromBuild(loaded), `gleaner ${args.join(' ')} from the build`).toBe(true);
       expect(typeScript(loaded), `gleaner ${args.join(' ')}`).toEqual([]);
       expect(tsx(loaded), `gleaner ${args.join(' ')}`).toEqual([]);
+      // pino loads on the logger's first use (infra/logger.ts): a command that logs nothing skips it.
+      expect(pino(loaded), `gleaner ${args.join(' ')} loads no logger`).toEqual([]);
     }
   });
 
