@@ -304,6 +304,8 @@ interface LapBreakdown {
   };
   originWtQueueMs: number;
   originWtRunMs: number;
+  /** Origin workflow history events by kind (signals and activities by name), over every origin run. */
+  originEventKinds: Record<string, number>;
   /** Laps (any pair of page requests, timer or not) whose server gap passed 1.5 δ: count and their share of the time beyond δ. */
   longLaps: number;
   longLapExcessShare: number;
@@ -334,6 +336,7 @@ async function lapBreakdown(
   const byOrigin = new Map<string, FetchRecord[]>();
   const wtQueue = new Mean();
   const wtRun = new Mean();
+  const originEventKinds: Record<string, number> = {};
   const query = `WorkflowType = '${WORKFLOW_TYPES.origin}' AND WorkflowId STARTS_WITH '${crawlWfId}/'`;
   const runs: Array<{ workflowId: string; runId: string }> = [];
   // Visibility is eventually consistent: list until every origin shows up.
@@ -355,7 +358,9 @@ async function lapBreakdown(
     for (const event of (history.events ?? []) as HistoryEventLike[]) {
       const t = tsMs(event.eventTime);
       const eventId = String(event.eventId);
-      events.push({ t, label: eventLabel(event) });
+      const label = eventLabel(event);
+      events.push({ t, label });
+      originEventKinds[label] = (originEventKinds[label] ?? 0) + 1;
       if (event.workflowTaskScheduledEventAttributes) wtScheduled.set(eventId, t);
       else if (event.workflowTaskStartedEventAttributes) {
         const sched = String(event.workflowTaskStartedEventAttributes.scheduledEventId);
@@ -502,6 +507,7 @@ async function lapBreakdown(
     },
     originWtQueueMs: wtQueue.value,
     originWtRunMs: wtRun.value,
+    originEventKinds,
     longLaps: long.length,
     longLapExcessShare: excessMs > 0 ? longExcessMs / excessMs : Number.NaN,
     allPairs,
@@ -700,6 +706,10 @@ function print(r: Result): void {
       `pre-HTTP in activity (its pacing wait included) ${f(b.timerless.preHttpMs)} ms  = server gap ${f(b.timerless.serverGapMs)} ms ` +
       `(${f(b.timerless.serverGapMs - delayMs)} ms beyond δ)`,
     `    origin workflow tasks: queued ${f(b.originWtQueueMs)} ms, run ${f(b.originWtRunMs)} ms (mean)`,
+    `    origin history events per page fetched, by kind: ${Object.entries(b.originEventKinds)
+      .sort((x, y) => y[1] - x[1])
+      .map(([kind, n]) => `${kind} ${f(n / Math.max(1, r.summary.pagesFetched), 2)}`)
+      .join(', ')}`,
     `    laps past 1.5 δ: ${b.longLaps} of ${b.allPairs} page-to-page gaps, ${f(100 * b.longLapExcessShare)} % of all time beyond δ; the longest, ` +
       'with the origin history between (ms after the previous response ended):',
     ...b.longest.map(

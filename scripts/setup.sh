@@ -135,7 +135,9 @@ setup_npm() {
     log "node_modules is a symlink to $(readlink -f "$ROOT/node_modules"): not reinstalling it from here (npm ci would empty the linked folder); run setup where it lives"
     return
   fi
-  if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ]; then
+  # A patch added or changed since the last install (patches/, applied by postinstall) needs one too.
+  if [ ! -f "$stamp" ] || [ "$ROOT/package-lock.json" -nt "$stamp" ] ||
+    [ -n "$(find "$ROOT/patches" -type f -newer "$stamp" 2>/dev/null)" ]; then
     log "running npm ci"
     # The lock records every platform's optional packages (@biomejs/cli-*, @swc/core-*, ...), so
     # npm ci installs exactly the locked tree on any machine; it never rewrites the lock.
