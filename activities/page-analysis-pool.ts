@@ -168,14 +168,18 @@ export function assessHtmlInThread(html: string, options: PageTaskOptions = {}):
 }
 
 /**
- * Starts a thread of the fetch path's pool and loads its modules while the crawl is still starting.
+ * Starts the threads of the fetch path's pool and loads their modules while the crawl is still starting.
  * Loaded by the first fetch instead, they made every origin's first lap the longest: with 20 origins
  * starting at once on two cores, the first fetch activity completed 1.2-1.4 s after its response
  * (`bench:politeness`, session 28), the next ones ~0.1 s. An idle thread still exits after
  * `idleTimeout`; a failure is left for the first real task to report.
  */
 export function warmFetchedHtmlPool(): void {
-  runWakeTask(fetchedHtmlPool());
+  // Every thread, not one: a burst of first pages (every origin's first response lands in the same
+  // second) queued behind one warm thread made piscina start the second cold, in the middle of the
+  // burst. Each queued no-op starts a thread of its own (piscina spawns while tasks are queued).
+  const pool = fetchedHtmlPool();
+  for (let i = 0; i < htmlThreadCount(); i++) runWakeTask(pool);
 }
 
 /**
@@ -186,6 +190,11 @@ export function warmFetchedHtmlPool(): void {
  */
 export function warmPageAnalysisPool(): void {
   runWakeTask(analysisPool());
+}
+
+/** Threads the fetch path's pool holds now (started or starting). */
+export function fetchedHtmlThreads(): number {
+  return htmlPool?.threads.length ?? 0;
 }
 
 /** Stops the threads of both pools (workers call this on shutdown; idle threads also exit by themselves). */
