@@ -135,7 +135,10 @@ async function classifyStoredVisit(
     if (wasLive) await tombstone(tx, page.id, 'noindex');
     return { change, current: true };
   }
-  await tx.query('UPDATE pages SET removed_at = NULL, removed_reason = NULL WHERE id = $1', [page.id]);
+  // Only a tombstone comes back to life: for every other page the update changed nothing and cost a
+  // round trip and a dead row version per stored page (the embedded store has no autovacuum).
+  if (previous?.removed)
+    await tx.query('UPDATE pages SET removed_at = NULL, removed_reason = NULL WHERE id = $1', [page.id]);
 
   const duplicate = await markExactOrCanonicalDuplicate(tx, page);
   if (duplicate) {
