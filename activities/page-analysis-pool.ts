@@ -179,7 +179,7 @@ export function warmFetchedHtmlPool(): void {
   // second) queued behind one warm thread made piscina start the second cold, in the middle of the
   // burst. Each queued no-op starts a thread of its own (piscina spawns while tasks are queued).
   const pool = fetchedHtmlPool();
-  for (let i = 0; i < htmlThreadCount(); i++) runWakeTask(pool);
+  for (let i = 0; i < pool.maxThreads; i++) runWakeTask(pool);
 }
 
 /**
