@@ -5,6 +5,7 @@
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ensureEmbeddingModel } from '../activities/embed-chunks';
+import { closeOriginConnections } from '../activities/http/origin-connections';
 import {
   closePageAnalysisPool,
   reserveCoreForMainThread,
@@ -165,6 +166,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     await closePageAnalysisPool();
     await closeRenderPool();
     await closeSharedEmbedderThread();
+    await closeOriginConnections();
   });
   return {
     done,

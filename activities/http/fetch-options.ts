@@ -2,6 +2,7 @@ import type { ContentTypeName } from '../../domain/crawl-spec.ts';
 import { DOCUMENT_MEDIA_TYPES, documentTypeOf } from '../../extract/documents/document-type.ts';
 import { InvalidFetchOptionsError } from './errors.ts';
 import type { FetchPageResult } from './fetch-result.ts';
+import type { OriginConnections } from './origin-connections.ts';
 import type { Resolver } from './ssrf-guard.ts';
 
 /** Options of one `fetchPage` call. Defaults live in `DEFAULT_FETCH_OPTIONS` only. */
@@ -37,6 +38,8 @@ export interface FetchPageOptions {
   extraHeaders?: Readonly<Record<string, string>>;
   /** Name resolution, injectable for tests and custom DNS. @default systemResolver */
   resolve?: Resolver;
+  /** Where connections are kept between requests to an origin. @default the process's shared `originConnections` */
+  connections?: OriginConnections;
   /**
    * Asked before each redirect is followed, with the absolute target: `false` stops the chain with
    * a `redirect-limit` result of reason `refused` and the target is never requested. The crawler
@@ -48,10 +51,19 @@ export interface FetchPageOptions {
 export type ResolvedFetchOptions = Required<
   Omit<
     FetchPageOptions,
-    'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'extraHeaders' | 'resolve' | 'beforeRedirect'
+    | 'ifNoneMatch'
+    | 'ifModifiedSince'
+    | 'signal'
+    | 'extraHeaders'
+    | 'resolve'
+    | 'connections'
+    | 'beforeRedirect'
   >
 > &
-  Pick<FetchPageOptions, 'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'resolve' | 'beforeRedirect'> & {
+  Pick<
+    FetchPageOptions,
+    'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'resolve' | 'connections' | 'beforeRedirect'
+  > & {
     extraHeaders: Readonly<Record<string, string>>;
   };
 

@@ -20,8 +20,9 @@ import {
   SELECTED_HEADERS,
   type SelectedHeaders,
 } from './fetch-result.ts';
+import { originConnections } from './origin-connections.ts';
 import { type BodyProgress, parseContentEncoding, readBody, unsupportedEncoding } from './read-body.ts';
-import { type CheckedTarget, checkUrl, createPinnedClient } from './ssrf-guard.ts';
+import { type CheckedTarget, checkUrl } from './ssrf-guard.ts';
 
 export const ACCEPT_HEADER = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1';
 export const ACCEPT_ENCODING_HEADER = 'gzip, deflate, br';
@@ -119,7 +120,10 @@ function guardOptions(opts: ResolvedFetchOptions): Parameters<typeof checkUrl>[1
   };
 }
 
-/** One request to the guard's checked addresses only (a client pinned to them). */
+/**
+ * One request to the guard's checked addresses only, on the origin's kept connection when there is one
+ * (`OriginConnections`: pinned to those addresses too).
+ */
 async function fetchHop(
   current: string,
   target: CheckedTarget,
@@ -127,32 +131,36 @@ async function fetchHop(
   chain: Chain,
 ): Promise<HopOutcome> {
   const result = (r: FetchPageResult): HopOutcome => ({ kind: 'result', result: r });
-  const client = createPinnedClient(target, opts.connectTimeoutMs);
-  let response: Dispatcher.ResponseData | undefined;
+  const lease = (opts.connections ?? originConnections).lease(target, opts.connectTimeoutMs);
+  let response: Dispatcher.ResponseData;
   try {
-    try {
-      response = await client.request({
-        method: 'GET',
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: requestHeaders(opts),
-        // undici enforces these on a coarse timer wheel (about 0.5-1 s late at worst). bodyTimeout is
-        // undici's idle timeout; readBody adds the total-time limit on top.
-        headersTimeout: opts.headersTimeoutMs,
-        bodyTimeout: opts.bodyTimeoutMs,
-        ...(opts.signal ? { signal: opts.signal } : {}),
-      });
-    } catch (err) {
-      rethrowIfAborted(opts.signal);
-      return result({ kind: 'network-error', ...networkError(err), ...base(chain, current, {}) });
-    }
+    response = await lease.client.request({
+      method: 'GET',
+      path: `${target.url.pathname}${target.url.search}`,
+      headers: requestHeaders(opts),
+      // undici enforces these on a coarse timer wheel (about 0.5-1 s late at worst). bodyTimeout is
+      // undici's idle timeout; readBody adds the total-time limit on top.
+      headersTimeout: opts.headersTimeoutMs,
+      bodyTimeout: opts.bodyTimeoutMs,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+  } catch (err) {
+    lease.release(false);
+    rethrowIfAborted(opts.signal);
+    return result({ kind: 'network-error', ...networkError(err), ...base(chain, current, {}) });
+  }
+  try {
     chain.ttfbMs = performance.now() - chain.startedAtPerfMs;
     return await classify(response, current, opts, chain);
   } finally {
-    if (response) {
+    // A body left unread (a redirect, an error status, a refused type, a cut) is dropped with its
+    // connection, which cannot carry another request mid-body; a body read to its end frees it.
+    const readToEnd = response.body.readableEnded;
+    if (!readToEnd) {
       response.body.on('error', () => {});
       response.body.destroy();
     }
-    await client.destroy().catch(() => {});
+    lease.release(readToEnd);
   }
 }
 

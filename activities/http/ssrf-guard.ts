@@ -122,12 +122,14 @@ async function resolveWithTimeout(
 }
 
 /**
- * An undici client for the target's origin whose connector can only reach the checked addresses: the
- * socket's `lookup` answers from them instead of asking DNS again. The URL keeps its host name, so the
- * Host header and the TLS servername (SNI and certificate check) stay those of the original host.
- * The caller owns the client and must `destroy()` it.
+ * Connect options that can only reach the checked addresses: the socket's `lookup` answers from them
+ * instead of asking DNS again. The URL keeps its host name, so the Host header and the TLS servername
+ * (SNI and certificate check) stay those of the original host.
  */
-export function createPinnedClient(target: CheckedTarget, connectTimeoutMs: number): Client {
+export function pinnedConnectOptions(
+  target: CheckedTarget,
+  connectTimeoutMs: number,
+): { timeout: number; lookup: LookupFunction } {
   const lookup: LookupFunction = (hostname, opts, callback) => {
     if (normalizeHost(hostname) !== target.hostname) {
       const err = Object.assign(new Error(`unexpected lookup of ${hostname}`), { code: 'ENOTFOUND' });
@@ -149,8 +151,16 @@ export function createPinnedClient(target: CheckedTarget, connectTimeoutMs: numb
       callback(null, first.address, first.family);
     }
   };
+  return { timeout: connectTimeoutMs, lookup };
+}
+
+/**
+ * A one-shot undici client for the target's origin, pinned to the checked addresses
+ * (`pinnedConnectOptions`). The caller owns the client and must `destroy()` it.
+ */
+export function createPinnedClient(target: CheckedTarget, connectTimeoutMs: number): Client {
   return new Client(target.url.origin, {
-    connect: { timeout: connectTimeoutMs, lookup },
+    connect: pinnedConnectOptions(target, connectTimeoutMs),
     pipelining: 1,
   });
 }
