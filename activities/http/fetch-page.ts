@@ -131,23 +131,33 @@ async function fetchHop(
   chain: Chain,
 ): Promise<HopOutcome> {
   const result = (r: FetchPageResult): HopOutcome => ({ kind: 'result', result: r });
-  const lease = (opts.connections ?? originConnections).lease(target, opts.connectTimeoutMs);
+  const connections = opts.connections ?? originConnections;
+  let lease = connections.lease(target, opts.connectTimeoutMs);
   let response: Dispatcher.ResponseData;
-  try {
-    response = await lease.client.request({
-      method: 'GET',
-      path: `${target.url.pathname}${target.url.search}`,
-      headers: requestHeaders(opts),
-      // undici enforces these on a coarse timer wheel (about 0.5-1 s late at worst). bodyTimeout is
-      // undici's idle timeout; readBody adds the total-time limit on top.
-      headersTimeout: opts.headersTimeoutMs,
-      bodyTimeout: opts.bodyTimeoutMs,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-  } catch (err) {
-    lease.release(false);
-    rethrowIfAborted(opts.signal);
-    return result({ kind: 'network-error', ...networkError(err), ...base(chain, current, {}) });
+  for (;;) {
+    try {
+      response = await lease.client.request({
+        method: 'GET',
+        path: `${target.url.pathname}${target.url.search}`,
+        headers: requestHeaders(opts),
+        // undici enforces these on a coarse timer wheel (about 0.5-1 s late at worst). bodyTimeout is
+        // undici's idle timeout; readBody adds the total-time limit on top.
+        headersTimeout: opts.headersTimeoutMs,
+        bodyTimeout: opts.bodyTimeoutMs,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+      break;
+    } catch (err) {
+      lease.release(false);
+      rethrowIfAborted(opts.signal);
+      // A kept connection the server closed while it sat idle fails before any answer: the request
+      // is sent once more on a new connection, as browsers and curl do, and only then is it an error.
+      if (lease.reused && closedUnderUs(err)) {
+        lease = connections.lease(target, opts.connectTimeoutMs, { fresh: true });
+        continue;
+      }
+      return result({ kind: 'network-error', ...networkError(err), ...base(chain, current, {}) });
+    }
   }
   try {
     chain.ttfbMs = performance.now() - chain.startedAtPerfMs;
@@ -316,6 +326,14 @@ const UNDICI_TIMEOUTS: Readonly<Record<string, TimeoutPhase>> = {
 };
 
 /** Maps a thrown error to the network-error fields; timeouts get code ETIMEDOUT and their phase. */
+/** Errors of a socket the other side closed or reset, not of a timeout or a refused connect. */
+const CLOSED_SOCKET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+function closedUnderUs(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CLOSED_SOCKET_CODES.has(code);
+}
+
 function networkError(err: unknown): { code: string; message: string; timeout?: TimeoutPhase } {
   if (err instanceof FetchTimeoutError)
     return { code: 'ETIMEDOUT', message: err.message, timeout: err.phase };

@@ -37,6 +37,8 @@ export interface OriginConnectionLimits {
 /** One connection lent to one request; give it back with `release` once its body is read or dropped. */
 export interface Lease {
   readonly client: Client;
+  /** The connection carried an earlier request: the server may have closed it since. */
+  readonly reused: boolean;
   /** `reusable` false (a network error, a body left unread) closes the connection instead. */
   release(reusable: boolean): void;
 }
@@ -58,8 +60,11 @@ export class OriginConnections {
     this.idleCloseMs = limits.idleCloseMs ?? IDLE_CLOSE_MS;
   }
 
-  /** A connection for this checked target: a kept one when the same origin resolved to the same addresses. */
-  lease(target: CheckedTarget, connectTimeoutMs: number): Lease {
+  /**
+   * A connection for this checked target: a kept one when the same origin resolved to the same
+   * addresses, unless `fresh` asks for a new one.
+   */
+  lease(target: CheckedTarget, connectTimeoutMs: number, options: { fresh?: boolean } = {}): Lease {
     const now = Date.now();
     const key = keyOf(target, connectTimeoutMs);
     let entry = this.entries.get(key);
@@ -72,8 +77,9 @@ export class OriginConnections {
     }
     entry.lastUsedMs = now;
     this.entries.set(key, entry);
-    let client = entry.idle.pop();
+    let client = options.fresh ? undefined : entry.idle.pop();
     while (client && (client.closed || client.destroyed)) client = entry.idle.pop();
+    const reused = client !== undefined;
     client ??= new Client(target.url.origin, {
       connect: pinnedConnectOptions(target, connectTimeoutMs),
       pipelining: 1,
@@ -84,6 +90,7 @@ export class OriginConnections {
     let released = false;
     return {
       client: lent,
+      reused,
       release: (reusable) => {
         if (released) return;
         released = true;

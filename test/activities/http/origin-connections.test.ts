@@ -125,6 +125,35 @@ describe('fetchPage: connections kept per origin', () => {
     expect(server.connections).toBe(2);
   });
 
+  it('sends a request once more on a new connection when the kept one was closed under it', async () => {
+    // The server drops each connection at its second request without answering, as a server whose
+    // idle timeout ran out as the request left would.
+    const requestsOn = new WeakMap<object, number>();
+    const server = await startServer((req, res) => {
+      const seen = (requestsOn.get(req.socket) ?? 0) + 1;
+      requestsOn.set(req.socket, seen);
+      if (seen >= 2) {
+        req.socket.destroy();
+        return;
+      }
+      page(req, res);
+    });
+    const connections = keptConnections();
+    const origin = `http://127.0.0.1:${server.port}`;
+    expect((await fetchPage(`${origin}/first`, options(connections))).kind).toBe('ok');
+    expect((await fetchPage(`${origin}/second`, options(connections))).kind).toBe('ok');
+    expect(server.paths).toEqual(['/first', '/second', '/second']);
+    expect(server.connections).toBe(2);
+  });
+
+  it('reports a connection closed without an answer as a network error when it was new', async () => {
+    const server = await startServer((req) => req.socket.destroy());
+    const connections = keptConnections();
+    const result = await fetchPage(`http://127.0.0.1:${server.port}/gone`, options(connections));
+    expect(result.kind).toBe('network-error');
+    expect(server.paths).toEqual(['/gone']);
+  });
+
   it('opens a new connection when the host now resolves to another address, and reaches only that one', async () => {
     const first = await startServer(page, '127.0.0.1');
     let second: CountingServer;
