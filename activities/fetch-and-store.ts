@@ -337,8 +337,6 @@ export async function store(
     if (finalUrl !== input.url)
       candidates.unshift({ url: finalUrl, origin: originOf(finalUrl), depth: input.depth });
     const claimed = await claim(tx, input, candidates, finalUrl);
-    // Last: recording the visit may append to the change feed, whose lock is held to commit
-    // (db/change-events.ts), so the link claims above do not run under it.
     const visit = await trackStoredVisit(
       tx,
       input.crawlId,

@@ -106,7 +106,6 @@ export async function trackStoredVisit(
 ): Promise<VisitFields> {
   const events: ChangeRecord[] = [];
   const visit = await classifyStoredVisit(tx, crawlId, page, previous, events);
-  // Last, so the change feed's lock is held from its append to the commit only.
   await appendChangeEvents(tx, events);
   return visit;
 }
@@ -218,7 +217,6 @@ export async function trackGone(
       await tombstone(tx, known.id, `http-${status}`);
       await tx.query('DELETE FROM links WHERE from_page_id = $1', [known.id]);
     }
-    // Last, so the change feed's lock is held from its append to the commit only.
     await appendChangeEvents(tx, events);
     return { change: recorded, current: true };
   });

@@ -37,15 +37,16 @@ export interface ChangePage {
 }
 
 /**
- * Writers of `change_events` hold this transaction-scoped advisory lock from drawing a seq to their
- * commit. Without it, two concurrent transactions on native Postgres could commit seqs out of order
- * (n+1 before n), and a reader that saw n+1 would skip n for good. With it, a seq only becomes
- * visible once every smaller one has committed or rolled back, so "everything after my cursor" is
- * exact. The price is that transactions recording a change commit one at a time from that point;
- * unchanged visits, the bulk of a recrawl, take no lock. Chosen over a reader-side safety lag, which
- * is only right for transactions shorter than the lag. (PGlite runs one transaction at a time anyway.)
+ * The order rule lives in the database (db/migrations/021_change_feed_commit_order.sql): an event's
+ * seq is drawn at its transaction's commit, under a transaction-scoped advisory lock a deferred
+ * trigger takes there. Concurrent writers could otherwise commit seqs out of order (n+1 before n),
+ * and a reader that saw n+1 would skip n for good. With it, a seq becomes visible only once every
+ * smaller one has committed or rolled back, so "everything after my cursor" is exact, and seqs follow
+ * commit order. The lock is held inside the server only, from the trigger to the end of the commit,
+ * never across a round trip with a client: writers do not queue behind one another's network and
+ * event-loop delays. Chosen over a reader-side safety lag, which is only right for transactions
+ * shorter than the lag.
  */
-const CHANGE_LOG_LOCK = 2_900_215;
 
 export interface ChangeRecord {
   kind: ChangeKind;
@@ -63,9 +64,6 @@ export interface ChangeRecord {
  * this page (a retried activity, a page visited twice): then nothing. Returns whether it appended.
  */
 export async function appendChangeEvent(tx: Queryable, record: ChangeRecord): Promise<boolean> {
-  // The lock is taken by the statement that draws the seq (its one-row subquery is joined before any
-  // row is inserted), so it is held from here to the commit, one round trip shorter than a separate
-  // SELECT: every writer of a change waits for it, and on a busy event loop each round trip counts.
   const inserted = await tx.query(
     `INSERT INTO change_events (kind, url, page_id, content_hash, crawl_id, duplicate_of)
      SELECT $1::text, p.url, p.id,
@@ -73,8 +71,7 @@ export async function appendChangeEvent(tx: Queryable, record: ChangeRecord): Pr
             coalesce($3::text, p.crawl_id),
             CASE WHEN $1::text <> 'duplicate' THEN NULL WHEN $7::boolean THEN $6::text
                  ELSE coalesce(o.url, p.canonical_url) END
-       FROM (SELECT pg_advisory_xact_lock($8::bigint)) AS feed_lock
-            CROSS JOIN pages p LEFT JOIN pages o ON o.id = p.duplicate_of
+       FROM pages p LEFT JOIN pages o ON o.id = p.duplicate_of
       WHERE p.id = $2::bigint
      ON CONFLICT (crawl_id, page_id, kind) DO NOTHING`,
     [
@@ -85,16 +82,12 @@ export async function appendChangeEvent(tx: Queryable, record: ChangeRecord): Pr
       record.contentHash !== undefined,
       record.duplicateOf ?? null,
       record.duplicateOf !== undefined,
-      CHANGE_LOG_LOCK,
     ],
   );
   return inserted.rowCount > 0;
 }
 
-/**
- * Appends the events in order. Call it as the transaction's last statement: from the first append to
- * the commit, every other writer of a change waits (see CHANGE_LOG_LOCK).
- */
+/** Appends the events in order; their seqs are drawn in this order when the transaction commits. */
 export async function appendChangeEvents(tx: Queryable, records: readonly ChangeRecord[]): Promise<void> {
   for (const record of records) await appendChangeEvent(tx, record);
 }
