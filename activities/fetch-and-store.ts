@@ -638,23 +638,27 @@ async function claim(
   candidates: DiscoveredUrl[],
   finalUrl: string,
 ): Promise<{ discovered: DiscoveredUrl[]; spilled: number }> {
-  if (candidates.length > 0) {
-    await tx.query(
-      `INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from)
-       SELECT $1::text, u.*, $5::text FROM unnest($2::text[], $3::text[], $4::int[]) AS u
-       ON CONFLICT (crawl_id, url) DO NOTHING`,
-      [
-        input.crawlId,
-        candidates.map((c) => c.url),
-        candidates.map((c) => c.origin),
-        candidates.map((c) => c.depth),
-        input.url,
-      ],
-    );
-  }
+  // What this URL owns: the claims it makes now (RETURNING) and any an earlier attempt of it made and
+  // committed, in one round trip. A URL another page claimed first is not ours (ON CONFLICT).
   const owned = await tx.query<OwnedClaim>(
-    'SELECT url, origin, depth, spilled FROM crawl_urls WHERE crawl_id = $1 AND discovered_from = $2 ORDER BY discovered_at, url',
-    [input.crawlId, input.url],
+    `WITH made AS (
+       INSERT INTO crawl_urls (crawl_id, url, origin, depth, discovered_from)
+       SELECT $1::text, u.*, $5::text FROM unnest($2::text[], $3::text[], $4::int[]) AS u
+       ON CONFLICT (crawl_id, url) DO NOTHING
+       RETURNING url, origin, depth, spilled, discovered_at)
+     SELECT url, origin, depth, spilled FROM (
+       SELECT url, origin, depth, spilled, discovered_at FROM made
+       UNION ALL
+       SELECT url, origin, depth, spilled, discovered_at FROM crawl_urls
+        WHERE crawl_id = $1 AND discovered_from = $5) AS mine
+      ORDER BY discovered_at, url`,
+    [
+      input.crawlId,
+      candidates.map((c) => c.url),
+      candidates.map((c) => c.origin),
+      candidates.map((c) => c.depth),
+      input.url,
+    ],
   );
   if (input.frontierRoom !== undefined)
     return spillBeyondRoom(tx, input.crawlId, input.url, input.frontierRoom, owned.rows, finalUrl);

@@ -139,7 +139,7 @@ async function classifyStoredVisit(
   if (previous?.removed)
     await tx.query('UPDATE pages SET removed_at = NULL, removed_reason = NULL WHERE id = $1', [page.id]);
 
-  const duplicate = await markExactOrCanonicalDuplicate(tx, page);
+  const duplicate = await markExactOrCanonicalDuplicate(tx, page, previous);
   if (duplicate) {
     // A copy already announced as one stays dropped downstream unless this visit said new/changed.
     const wasCopy = previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical';
@@ -242,26 +242,27 @@ async function recordChange(
   events: ChangeRecord[],
   event?: Exclude<PageChange, 'unchanged'>,
 ): Promise<PageChange> {
-  const inserted = await tx.query(
-    `INSERT INTO page_changes (crawl_id, page_id, url, change, status)
-     SELECT $1, id, url, $3, $4 FROM pages WHERE id = $2
-     ON CONFLICT (crawl_id, page_id) DO NOTHING`,
-    [crawlId, pageId, change, status],
+  // The visit's record and the page's next-visit arithmetic in one round trip; the UPDATE runs only
+  // for the row the INSERT really added, so a retried attempt's visit changes nothing.
+  const intervalMs = nextRevisitIntervalMs(previous?.revisitIntervalMs, change);
+  const recorded = await tx.query(
+    `WITH visit AS (
+       INSERT INTO page_changes (crawl_id, page_id, url, change, status)
+       SELECT $1, id, url, $3, $4 FROM pages WHERE id = $2
+       ON CONFLICT (crawl_id, page_id) DO NOTHING
+       RETURNING page_id)
+     UPDATE pages SET revisit_interval_ms = $5, next_visit_at = now() + $5::bigint * interval '1 millisecond',
+            last_changed_at = CASE WHEN $6 THEN now() ELSE last_changed_at END
+      WHERE id = (SELECT page_id FROM visit)`,
+    [crawlId, pageId, change, status, intervalMs, change !== 'unchanged'],
   );
-  if (inserted.rowCount === 0) {
+  if (recorded.rowCount === 0) {
     const earlier = await tx.query<{ change: PageChange }>(
       'SELECT change FROM page_changes WHERE crawl_id = $1 AND page_id = $2',
       [crawlId, pageId],
     );
     return earlier.rows[0]?.change ?? change;
   }
-  const intervalMs = nextRevisitIntervalMs(previous?.revisitIntervalMs, change);
-  await tx.query(
-    `UPDATE pages SET revisit_interval_ms = $2, next_visit_at = now() + $2::bigint * interval '1 millisecond',
-            last_changed_at = CASE WHEN $3 THEN now() ELSE last_changed_at END
-      WHERE id = $1`,
-    [pageId, intervalMs, change !== 'unchanged'],
-  );
   if (event) events.push({ kind: event, pageId, crawlId });
   return change;
 }
@@ -285,6 +286,7 @@ async function tombstone(tx: Queryable, pageId: number, reason: string): Promise
 async function markExactOrCanonicalDuplicate(
   tx: Queryable,
   page: { id: number; contentHash: string; canonicalUrl?: string },
+  previous: KnownPage | undefined,
 ): Promise<boolean> {
   const exact = await tx.query<{ id: string }>(
     `SELECT id::text FROM pages
@@ -306,11 +308,14 @@ async function markExactOrCanonicalDuplicate(
     await markDuplicate(tx, page.id, id === undefined ? null : Number(id), 'canonical', page.canonicalUrl);
     return true;
   }
-  await tx.query(
-    `UPDATE pages SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
-      WHERE id = $1 AND duplicate_kind IN ('exact', 'canonical')`,
-    [page.id],
-  );
+  // Only a page stored as such a copy has one to clear (`previous` is its row, read in this
+  // transaction); for every other page this was a round trip that matched nothing.
+  if (previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical')
+    await tx.query(
+      `UPDATE pages SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
+        WHERE id = $1 AND duplicate_kind IN ('exact', 'canonical')`,
+      [page.id],
+    );
   return false;
 }
 
