@@ -292,7 +292,7 @@ export async function store(
 
   const { pageId, discovered, spilled, visit } = await db.transaction(async (tx) => {
     const previous = await loadKnownPage(tx, finalUrl);
-    const page = await tx.query<{ id: number }>(
+    const page = await tx.query<{ id: number; created: boolean }>(
       `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_type, charset, etag, last_modified,
                           content_hash, body_bytes, body_gz, title, ttfb_ms, total_ms, noindex, fetch_tier, source_type,
                           document_failure, fetched_at)
@@ -305,7 +305,7 @@ export async function store(
          ttfb_ms = EXCLUDED.ttfb_ms, total_ms = EXCLUDED.total_ms, noindex = EXCLUDED.noindex,
          fetch_tier = EXCLUDED.fetch_tier, source_type = EXCLUDED.source_type,
          document_failure = EXCLUDED.document_failure, fetched_at = now()
-       RETURNING id`,
+       RETURNING id, (xmax = 0) AS created`,
       [
         finalUrl,
         fetched.finalUrl,
@@ -330,7 +330,9 @@ export async function store(
       ],
     );
     const id = Number(page.rows[0]?.id);
-    await replaceEdges(tx, id, edges);
+    // xmax is 0 on a row this statement inserted, not on one it updated (even one committed by a
+    // concurrent store of the same URL since \`previous\` was read).
+    await replaceEdges(tx, id, edges, page.rows[0]?.created === true);
     if (read.timedOut) await recordLinkTimeout(tx, input, fetched, read.timedOut);
     if (read.failure) await recordDocumentFailure(tx, input, fetched, read.failure);
     // A redirect target is claimed too, so a link to it later does not fetch it again.
@@ -610,8 +612,9 @@ function dedupeEdges(extraction: LinkExtraction): Edge[] {
   return [...edges.values()];
 }
 
-async function replaceEdges(tx: Queryable, pageId: number, edges: Edge[]): Promise<void> {
-  await tx.query('DELETE FROM links WHERE from_page_id = $1', [pageId]);
+/** `newPage`: the row was created in this transaction, so it has no links to delete yet. */
+async function replaceEdges(tx: Queryable, pageId: number, edges: Edge[], newPage: boolean): Promise<void> {
+  if (!newPage) await tx.query('DELETE FROM links WHERE from_page_id = $1', [pageId]);
   if (edges.length === 0) return;
   await tx.query(
     `INSERT INTO links (from_page_id, to_url, anchor_text, rel, nofollow, tag)
@@ -628,9 +631,9 @@ async function replaceEdges(tx: Queryable, pageId: number, edges: Edge[]): Promi
 }
 
 /**
- * Claims the candidates for this crawl and returns those this page owns. Reading the claims back
- * by `discovered_from` (rather than from INSERT … RETURNING) keeps a retried attempt's answer
- * identical to the first one's, so no URL is lost when an attempt dies after committing.
+ * Claims the candidates for this crawl and returns those this page owns: the claims made now and
+ * those recorded under its `discovered_from` by an earlier attempt, so a retried attempt's answer is
+ * identical to the first one's and no URL is lost when an attempt dies after committing.
  */
 async function claim(
   tx: Queryable,
