@@ -152,7 +152,10 @@ async function fetchHop(
       rethrowIfAborted(opts.signal);
       // A kept connection the server closed while it sat idle fails before any answer: the request
       // is sent once more on a new connection, as browsers and curl do, and only then is it an error.
+      // The origin's connections are not reused after that, so a server that drops reused
+      // connections on purpose never gets a request twice again.
       if (lease.reused && closedUnderUs(err)) {
+        connections.stopKeeping(target, opts.connectTimeoutMs);
         lease = connections.lease(target, opts.connectTimeoutMs, { fresh: true });
         continue;
       }
@@ -325,7 +328,6 @@ const UNDICI_TIMEOUTS: Readonly<Record<string, TimeoutPhase>> = {
   UND_ERR_BODY_TIMEOUT: 'body',
 };
 
-/** Maps a thrown error to the network-error fields; timeouts get code ETIMEDOUT and their phase. */
 /** Errors of a socket the other side closed or reset, not of a timeout or a refused connect. */
 const CLOSED_SOCKET_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
@@ -334,6 +336,7 @@ function closedUnderUs(err: unknown): boolean {
   return typeof code === 'string' && CLOSED_SOCKET_CODES.has(code);
 }
 
+/** Maps a thrown error to the network-error fields; timeouts get code ETIMEDOUT and their phase. */
 function networkError(err: unknown): { code: string; message: string; timeout?: TimeoutPhase } {
   if (err instanceof FetchTimeoutError)
     return { code: 'ETIMEDOUT', message: err.message, timeout: err.phase };

@@ -25,6 +25,8 @@ interface Entry {
   readonly idle: Client[];
   lastUsedMs: number;
   closed: boolean;
+  /** False once a kept connection of this origin was closed under a request: no more reuse. */
+  keep: boolean;
 }
 
 export interface OriginConnectionLimits {
@@ -73,11 +75,11 @@ export class OriginConnections {
       this.entries.delete(key);
     } else {
       this.sweep(now);
-      entry = { idle: [], lastUsedMs: now, closed: false };
+      entry = { idle: [], lastUsedMs: now, closed: false, keep: true };
     }
     entry.lastUsedMs = now;
     this.entries.set(key, entry);
-    let client = options.fresh ? undefined : entry.idle.pop();
+    let client = options.fresh || !entry.keep ? undefined : entry.idle.pop();
     while (client && (client.closed || client.destroyed)) client = entry.idle.pop();
     const reused = client !== undefined;
     client ??= new Client(target.url.origin, {
@@ -94,10 +96,21 @@ export class OriginConnections {
       release: (reusable) => {
         if (released) return;
         released = true;
-        if (reusable && !owner.closed && !lent.closed && !lent.destroyed) owner.idle.push(lent);
+        if (reusable && owner.keep && !owner.closed && !lent.closed && !lent.destroyed) owner.idle.push(lent);
         else lent.destroy().catch(() => {});
       },
     };
+  }
+
+  /**
+   * This origin's kept connections are closed and none is kept any more (until it goes idle and is
+   * forgotten): a server that drops reused connections gets one connection per request, as before.
+   */
+  stopKeeping(target: CheckedTarget, connectTimeoutMs: number): void {
+    const entry = this.entries.get(keyOf(target, connectTimeoutMs));
+    if (!entry) return;
+    entry.keep = false;
+    for (const client of entry.idle.splice(0)) client.destroy().catch(() => {});
   }
 
   /** How many origins have connections kept now (for tests and metrics). */

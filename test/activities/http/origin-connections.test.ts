@@ -144,6 +144,11 @@ describe('fetchPage: connections kept per origin', () => {
     expect((await fetchPage(`${origin}/second`, options(connections))).kind).toBe('ok');
     expect(server.paths).toEqual(['/first', '/second', '/second']);
     expect(server.connections).toBe(2);
+    // From then on each request has a connection of its own: no request is sent twice again.
+    expect((await fetchPage(`${origin}/third`, options(connections))).kind).toBe('ok');
+    expect((await fetchPage(`${origin}/fourth`, options(connections))).kind).toBe('ok');
+    expect(server.paths).toEqual(['/first', '/second', '/second', '/third', '/fourth']);
+    expect(server.connections).toBe(4);
   });
 
   it('reports a connection closed without an answer as a network error when it was new', async () => {
