@@ -14,14 +14,15 @@
  *
  * The page stage's runs crawl their own site of `--page-stage-origins` origins (default: `--origins`)
  * × `--pages` pages; `--only-page-scaling` runs just those two. `--memory-samples DIR` has every process
- * of the split crawl write its memory samples (infra/memory-sampler.ts) to `DIR/<name>.jsonl`, and the
- * result show each one's memory at its highest sample (`memoryAtPeak`: heaps and what no heap holds).
+ * of the split crawl write its memory samples (infra/memory-sampler.ts) to `DIR/<name>.jsonl` (the
+ * folder's `.jsonl` files of an earlier run are deleted first), and the result show each one's memory at
+ * its highest sample (`memoryAtPeak`: heaps and what no heap holds).
  * `lastStretch` says where the end went, in seconds from the start: the last page indexed, the first
  * finish signal (every origin drained), the crawl's close, and the finish between the last two.
  *
  * It asserts nothing about time; read the load average printed beside the figures.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -254,7 +255,13 @@ async function runSplitCrawl(options: Options) {
     addresses: 16,
   });
   const apiPort = await freePort();
-  if (options.memorySamples) mkdirSync(options.memorySamples, { recursive: true });
+  if (options.memorySamples) {
+    mkdirSync(options.memorySamples, { recursive: true });
+    // A worker appends its samples (so one that restarts keeps one file): samples of an earlier run
+    // in the same folder would be read as this run's peaks.
+    for (const file of readdirSync(options.memorySamples))
+      if (file.endsWith('.jsonl')) rmSync(path.join(options.memorySamples, file));
+  }
   const fleet: WorkerFleet = startWorkerFleet(
     {
       'fetch-1': ['worker', '--queues', 'fetch'],
