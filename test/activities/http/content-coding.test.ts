@@ -11,19 +11,12 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetchPage } from '../../../activities/http/fetch-page.ts';
 import type { FetchPageResult } from '../../../activities/http/fetch-result.ts';
 import { MAX_CONTENT_CODINGS } from '../../../activities/http/read-body.ts';
+import { closeServers } from '../../../testbed/close-servers';
 
 const servers: http.Server[] = [];
 
 afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
+  await closeServers(servers);
 });
 
 interface Served {

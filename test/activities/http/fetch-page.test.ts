@@ -8,6 +8,7 @@ import { DEFAULT_FETCH_OPTIONS, type FetchPageOptions } from '../../../activitie
 import { fetchPage } from '../../../activities/http/fetch-page.ts';
 import type { FetchPageResult } from '../../../activities/http/fetch-result.ts';
 import { checkUrl, type Resolver } from '../../../activities/http/ssrf-guard.ts';
+import { closeServers } from '../../../testbed/close-servers';
 
 // Every server here listens on 127.0.0.0/8 and every resolver maps names to loopback: no other traffic.
 
@@ -26,15 +27,7 @@ interface TestServer {
 const servers: http.Server[] = [];
 
 afterEach(async () => {
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
+  await closeServers(servers);
 });
 
 async function startServer(

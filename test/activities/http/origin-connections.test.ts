@@ -5,6 +5,7 @@ import type { FetchPageOptions } from '../../../activities/http/fetch-options.ts
 import { fetchPage } from '../../../activities/http/fetch-page.ts';
 import { OriginConnections } from '../../../activities/http/origin-connections.ts';
 import type { Resolver } from '../../../activities/http/ssrf-guard.ts';
+import { closeServers } from '../../../testbed/close-servers';
 
 // Servers listen on 127.0.0.1 and 127.0.0.2 only; the resolver maps the test name to them.
 
@@ -22,15 +23,7 @@ const kept: OriginConnections[] = [];
 
 afterEach(async () => {
   await Promise.all(kept.splice(0).map((c) => c.close()));
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
+  await closeServers(servers);
 });
 
 async function startServer(
