@@ -20,6 +20,8 @@ export type CrawlCommand =
       initialQuota: number;
       /** The crawl's first origin (`crawl-opening-batch-v1`): its first page batch is small. */
       opening?: true;
+      /** Its first request waits this long after the start (`crawl-start-stagger-v1`). */
+      startAfterMs?: number;
     }
   | { kind: 'enqueue'; target: string; seq: number; items: FrontierItem[] }
   | { kind: 'quota'; target: string; granted: number; exhausted: boolean }

@@ -38,6 +38,7 @@ import {
   type RoutingRules,
   routeDiscovered,
   seedBatch,
+  startStaggerSpanMs,
 } from '../domain/crawl-state';
 import {
   ceilingWaitMs,
@@ -121,6 +122,7 @@ export function crawlEffects(
     reportsFirst: generation.quotaFirst,
     fairQuota: generation.fairQuota,
     openingBatch: generation.openingBatch,
+    ...(generation.staggeredStarts ? { staggerStartsMs: startStaggerSpanMs(spec.delayMs) } : {}),
   };
 
   setHandler(discoveredSignal, (batch) => {
@@ -149,6 +151,7 @@ export function crawlEffects(
               ...(command.startPaused ? { startPaused: true } : {}),
               ...(command.initialQuota > 0 ? { initialQuota: command.initialQuota } : {}),
               ...(command.opening ? { opening: true } : {}),
+              ...(command.startAfterMs ? { startAfterMs: command.startAfterMs } : {}),
             },
           ],
           // Origins outlive a continue-as-new of this workflow; they report back by signal.

@@ -66,6 +66,12 @@ export interface CrawlGeneration {
    * its payload, and the packing of that task's commands, differ): every history recorded before it.
    */
   openingBatch: boolean;
+  /**
+   * `crawl-start-stagger-v1`: origins started in one turn begin spread over the crawl's gap
+   * (domain/crawl-state.ts `staggerStarts`); their start commands carry `startAfterMs`. Runs without
+   * it start every origin of a turn at once: every history recorded before it.
+   */
+  staggeredStarts: boolean;
 }
 
 /** The generation this run is on: the newest, unless its history began before a patch. */
@@ -76,5 +82,14 @@ export function crawlGeneration(): CrawlGeneration {
   const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
   const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
   const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
-  return { concurrentEffects, quotaFirst, finishInTurns, finishWindow, fairQuota, openingBatch };
+  const staggeredStarts = openingBatch && patched('crawl-start-stagger-v1');
+  return {
+    concurrentEffects,
+    quotaFirst,
+    finishInTurns,
+    finishWindow,
+    fairQuota,
+    openingBatch,
+    staggeredStarts,
+  };
 }

@@ -17,6 +17,7 @@ import {
   log,
   setCurrentDetails,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import { type CrawlSpec, parseCrawlSpec } from '../domain/crawl-spec';
@@ -90,6 +91,11 @@ export interface OriginWorkflowInput {
   initialQuota?: number;
   /** The crawl's first origin: its first page batch is small (PAGE_BATCH_OPENING_PAGES). */
   opening?: boolean;
+  /**
+   * Wait this long before the first request (`crawl-start-stagger-v1`: origins started together
+   * begin spread over the crawl's gap). Runs started without it begin at once.
+   */
+  startAfterMs?: number;
 }
 
 export interface OriginResult {
@@ -243,6 +249,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
    */
   const concurrency = () => (state.crawlDelayMs === undefined ? spec.perOriginConcurrency : 1);
 
+  // Only a run started with it waits (the field is its input), so older histories replay unchanged.
+  if (!input.state && input.startAfterMs && input.startAfterMs > 0) await sleep(input.startAfterMs);
   // Histories recorded before robots support replay without this step.
   if (!state.robotsChecked && patched('robots-v1')) await checkRobots(run);
   if (!state.deniedReason && state.sitemaps === undefined && spec.sitemaps && patched('sitemaps-v1')) {

@@ -17,6 +17,7 @@ import {
   routeDiscovered,
   STARTS_PER_TURN,
   seedBatch,
+  startStaggerSpanMs,
   takeTurn,
 } from '../../domain/crawl-state';
 import type { FrontierItem } from '../../domain/frontier';
@@ -298,6 +299,42 @@ describe('takeTurn', () => {
     expect(takeTurn(state, legacy)).toHaveLength(COMMANDS_PER_TURN);
     expect(state.inbox).toHaveLength(10);
     expect(takeTurn(state, newest)).toHaveLength(10);
+  });
+
+  it('spreads the starts of one turn over the stagger span, the first at once (crawl-start-stagger-v1)', () => {
+    const state = started(100, A);
+    const byOrigin: Record<string, FrontierItem[]> = {};
+    for (let i = 0; i < 4; i++) byOrigin[`http://o${i}.test`] = pages(`http://o${i}.test`, 1);
+    state.inbox.push(
+      { kind: 'report', report: report(A, { quotaWanted: 3 }) },
+      { kind: 'discovered', batch: { byOrigin } },
+    );
+    const commands = takeTurn(state, { ...newest, staggerStartsMs: 500 });
+    expect(commands.map((command) => command.kind)).toEqual(['quota', 'start', 'start', 'start', 'start']);
+    expect(commands.map((command) => (command.kind === 'start' ? command.startAfterMs : 'n/a'))).toEqual([
+      'n/a',
+      undefined,
+      125,
+      250,
+      375,
+    ]);
+    // A lone start (one seed, or one origin found later) never waits.
+    state.inbox.push({ kind: 'discovered', batch: { byOrigin: { [B]: pages(B, 1) } } });
+    const [lone] = takeTurn(state, { ...newest, staggerStartsMs: 500 });
+    expect(lone).toMatchObject({ kind: 'start', origin: B });
+    expect(lone).not.toHaveProperty('startAfterMs');
+  });
+
+  it('starts every origin at once without the stagger rule (runs before crawl-start-stagger-v1)', () => {
+    const state = newCrawlState(0, 100);
+    state.inbox.push({ kind: 'discovered', batch: { byOrigin: { [A]: pages(A, 1), [B]: pages(B, 1) } } });
+    for (const command of takeTurn(state, newest)) expect(command).not.toHaveProperty('startAfterMs');
+  });
+
+  it('staggers over the crawl gap, within half a second to a second', () => {
+    expect(startStaggerSpanMs(0)).toBe(500);
+    expect(startStaggerSpanMs(750)).toBe(750);
+    expect(startStaggerSpanMs(10_000)).toBe(1000);
   });
 
   it('drops discovered batches once cancelled but still answers reports', () => {

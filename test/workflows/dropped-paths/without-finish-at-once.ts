@@ -22,6 +22,7 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
       finishWindow,
       fairQuota,
       openingBatch,
+      staggeredStarts: openingBatch && patched('crawl-start-stagger-v1'),
     };
   });
 }

@@ -14,13 +14,15 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const finishInTurns = quotaFirst && patched('crawl-finish-turns-v1');
     const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
     const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
+    const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
     return {
       concurrentEffects: true,
       quotaFirst,
       finishInTurns,
       finishWindow,
       fairQuota,
-      openingBatch: fairQuota && patched('crawl-opening-batch-v1'),
+      openingBatch,
+      staggeredStarts: openingBatch && patched('crawl-start-stagger-v1'),
     };
   });
 }
