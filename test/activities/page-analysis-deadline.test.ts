@@ -50,8 +50,11 @@ afterAll(async () => {
 });
 
 const PARAGRAPH = `<p>${'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(15)}</p>\n`;
-/** ~6.6 MB of real prose: linear work, but many seconds of it (about 12 s here at 3 MB per 6 s). */
-const SLOW_PAGE = `<html><head><title>Slow</title></head><body><article>${PARAGRAPH.repeat(8_000)}</article></body></html>`;
+/**
+ * ~13 MB of real prose: linear work, but many seconds of it on any machine here (a 6.6 MB page took
+ * ~12 s on the slower machines, and fit in a 2 s deadline on a faster one).
+ */
+const SLOW_PAGE = `<html><head><title>Slow</title></head><body><article>${PARAGRAPH.repeat(16_000)}</article></body></html>`;
 
 function analysisInput(html: string, url: string) {
   return { bodyGz: gzipSync(Buffer.from(html, 'utf8')), charset: 'utf-8', url, noindex: false };
@@ -107,7 +110,7 @@ describe('the page analysis deadline', () => {
       'http://127.0.0.1:1/batch-after',
       pageHtml('After', [], 'A page about glaciers, canyons and granite walls in the cold.'),
     );
-    const { processPageContent } = createPageContent({ db, deadlineMs: 2_000 });
+    const { processPageContent } = createPageContent({ db, deadlineMs: 1_000 });
     const { processPagesContent } = createPageBatchActivities({
       db,
       processPageContent,
@@ -137,7 +140,7 @@ describe('the page analysis deadline', () => {
       {
         url: 'http://127.0.0.1:1/batch-slow',
         outcome: 'extract-timeout',
-        error: expect.stringMatching(/deadline of 2000 ms/),
+        error: expect.stringMatching(/deadline of 1000 ms/),
       },
     ]);
     const pages = await db.query<{ url: string; extracted: boolean }>(
