@@ -122,12 +122,7 @@ export function crawlEffects(
     reportsFirst: generation.quotaFirst,
     fairQuota: generation.fairQuota,
     openingBatch: generation.openingBatch,
-    // The stagger (`crawl-start-stagger-v1`) is switched off: with it, the idle-compaction case of
-    // test/workflows/workflows.test.ts hung (found at the end of session 36, not yet explained). The
-    // patch is still asked, so runs recorded with it replay; their starts simply carry no offset now.
-    ...(generation.staggeredStarts && STAGGER_STARTS
-      ? { staggerStartsMs: startStaggerSpanMs(spec.delayMs) }
-      : {}),
+    ...(generation.staggeredStarts ? { staggerStartsMs: startStaggerSpanMs(spec.delayMs) } : {}),
   };
 
   setHandler(discoveredSignal, (batch) => {
@@ -257,9 +252,6 @@ export function crawlEffects(
     },
   };
 }
-
-/** Off until the hang above is understood. */
-const STAGGER_STARTS = false;
 
 function origin(command: CrawlCommand) {
   return getExternalWorkflowHandle(command.target);
