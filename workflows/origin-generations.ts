@@ -6,7 +6,7 @@
  * The origin workflow had 16 ids; a run called 13 of them, so every origin run (a crawl of 1,000
  * origins has 2,000 and more) cost the server 26 events and 13 visibility writes before its first
  * page. A run then recorded `origin-patches-merged-v1` alone, which means "every id of the first list
- * below is present", and asked no other; a run that begins now records `origin-patches-merged-v2`.
+ * below is present", and asked no other; a run that begins now records the newest marker, `origin-patches-merged-v3`.
  *
  * A run recorded before the merged marker replays as it was written: `patched(MERGED)` is false
  * there (replaying, and not in its history), so each id is asked on its own, at the same points and
@@ -14,8 +14,8 @@
  * origin-concurrent.v8.json and the older fixtures take that path).
  *
  * A new id goes into a new list with a marker of its own at the end of `GENERATIONS`, so a run
- * begun after the change still records one marker: `origin-patches-merged-v2` stands for both
- * lists. A run recorded on an older marker replays its own list as present and asks each newer id
+ * begun after the change still records one marker, which stands for its list and every older
+ * one. A run recorded on an older marker replays its own list as present and asks each newer id
  * itself, where the change is (false while replaying a history without it, as `patched` is).
  */
 import { patched } from '@temporalio/workflow';
@@ -43,13 +43,20 @@ export const ORIGIN_PATCH_IDS = [
 /** The ids that came after `ORIGIN_PATCH_IDS`, with the marker of their generation. */
 export const ORIGIN_PATCH_IDS_V2 = ['page-batch-age-v2'] as const;
 
-export type OriginPatchId = (typeof ORIGIN_PATCH_IDS)[number] | (typeof ORIGIN_PATCH_IDS_V2)[number];
+/** The ids that came after `ORIGIN_PATCH_IDS_V2`. */
+export const ORIGIN_PATCH_IDS_V3 = ['idle-after-every-batch-v1'] as const;
+
+export type OriginPatchId =
+  | (typeof ORIGIN_PATCH_IDS)[number]
+  | (typeof ORIGIN_PATCH_IDS_V2)[number]
+  | (typeof ORIGIN_PATCH_IDS_V3)[number];
 
 /** Whether this run takes the change `id` names (asked where the change is, as `patched` is). */
 export type OriginPatched = (id: OriginPatchId) => boolean;
 
 export const ORIGIN_PATCHES_MERGED = 'origin-patches-merged-v1';
 export const ORIGIN_PATCHES_MERGED_V2 = 'origin-patches-merged-v2';
+export const ORIGIN_PATCHES_MERGED_V3 = 'origin-patches-merged-v3';
 
 /**
  * Each marker with the ids it stands for, oldest first; a marker stands for its own list and every
@@ -58,6 +65,7 @@ export const ORIGIN_PATCHES_MERGED_V2 = 'origin-patches-merged-v2';
 const GENERATIONS: ReadonlyArray<{ marker: string; ids: readonly OriginPatchId[] }> = [
   { marker: ORIGIN_PATCHES_MERGED, ids: ORIGIN_PATCH_IDS },
   { marker: ORIGIN_PATCHES_MERGED_V2, ids: ORIGIN_PATCH_IDS_V2 },
+  { marker: ORIGIN_PATCHES_MERGED_V3, ids: ORIGIN_PATCH_IDS_V3 },
 ];
 
 /**

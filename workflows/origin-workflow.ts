@@ -170,8 +170,14 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   if (patched('frontier-spill-v1')) state.spill ??= emptySpill();
   const topUp = () => (state.spill ? topUpBounds(spec.frontierMaxUrls, size(frontier)) : undefined);
 
+  // Runs recorded before this report idle again only once a batch has brought them pages: a run
+  // continued as new while idle and handed a batch before its first task, or a batch of nothing
+  // new, left the crawl waiting for that origin for ever (replay-safe).
+  const idleAfterEveryBatch = patched('idle-after-every-batch-v1');
   setHandler(enqueueSignal, (batch) => {
     for (const item of receiveBatch(state, batch)) enqueue(item);
+    // The crawl counts the origin busy from the moment it sent a batch, whatever the batch held.
+    if (idleAfterEveryBatch) lastReportedIdle = false;
   });
   setHandler(quotaSignal, (grant) => {
     quotaPending = false;
@@ -310,7 +316,7 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
         lastReportedIdle = true;
         await report({ idle: true, returnedQuota });
       }
-      const woken = () => size(frontier) > 0 || finishRequested;
+      const woken = () => size(frontier) > 0 || finishRequested || (idleAfterEveryBatch && !lastReportedIdle);
       if (!idleReclean && recleansWhileIdle(state, finishRequested) && patched('idle-reclean-v1'))
         startIdleReclean();
       if (idleReclean) {

@@ -8,6 +8,7 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, originWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { carriedCrawlState } from '../../testbed/crawl-runs';
+import { runIdleBatchAtStart } from '../../testbed/idle-batch-at-start';
 import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
 import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
@@ -278,6 +279,15 @@ describe('an origin idle while others crawl', () => {
     expect(origin.stats.fetched).toBe(22);
     // Room past the /hold route's own 30 s wait on a loaded CI machine (it ran into 60 s once there).
   }, 120_000);
+});
+
+describe('an idle origin continued as new and handed a batch before its first task', () => {
+  it('reports idle again once it has fetched the batch, so the crawl does not wait for it for ever', async () => {
+    // testbed/idle-batch-at-start.ts: the order the idle-compaction test above meets only by chance.
+    const outcome = await runIdleBatchAtStart(stack, 'idle-batch-at-start');
+    expect(outcome.requested).toEqual(['/late']);
+    expect(outcome.idleReports).toBe(1);
+  }, 60_000);
 });
 
 describe('an invalid crawl spec', () => {
