@@ -11,7 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** Seconds each long file took in a fresh-clone CI run; files under ~10 s need no entry. */
 export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'test/integration/fault-injection.test.ts': 170,
-  'test/integration/webhooks.test.ts': 160,
+  'test/integration/webhooks.test.ts': 70,
   'test/integration/crash-recovery.test.ts': 121,
   'test/integration/frontier-spill.test.ts': 85,
   'test/integration/crawl-site.test.ts': 73,

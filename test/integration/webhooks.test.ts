@@ -46,7 +46,7 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-async function startReceiver(host: string, fixedPort = 0): Promise<Receiver> {
+async function startReceiver(host: string, fixedPort = 0, failFirst = FAIL_FIRST): Promise<Receiver> {
   const attempts = new Map<string, number>();
   const receiver: Omit<Receiver, 'url' | 'close'> = { requests: [], accepted: new Map() };
   const server = http.createServer((req, res) => {
@@ -63,7 +63,7 @@ async function startReceiver(host: string, fixedPort = 0): Promise<Receiver> {
       attempts.set(deliveryId, attempt);
       let status = 500;
       if (!verified) status = 401;
-      else if (attempt > FAIL_FIRST) {
+      else if (attempt > failFirst) {
         status = 200;
         const body = JSON.parse(raw) as WebhookEvent;
         receiver.accepted.set(deliveryId, [...(receiver.accepted.get(deliveryId) ?? []), body]);
@@ -219,9 +219,12 @@ describe('signed webhooks to a receiver that fails at first', () => {
 
 /**
  * Both cases wait most of their time on Temporal's retry backoff (1 s doubling: a delivery that has
- * failed through a ~30 s crawl next tries ~30 s later), so they run at the same time. While the
- * second crawl runs without the secret, the first's deliveries fail for that reason too (its
- * receiver is down anyway); its late receiver only ever sees signed requests, as asserted.
+ * failed through a ~10 s crawl next tries at ~15 s), so they run at the same time, and their
+ * receivers take the first request that reaches them: what they show is that the deliveries waited
+ * for the receiver or the secret (the failing receiver's retries are the first case's). With the
+ * shared receiver's two refusals on top, each waited to the attempt at ~63 s. While the second
+ * crawl runs without the secret, the first's deliveries fail for that reason too (its receiver is
+ * down anyway); its late receiver only ever sees signed requests, as asserted.
  */
 describe('deliveries that wait for their receiver or their secret', () => {
   it.concurrent('a receiver down at first gets every event once it is up: Temporal kept retrying the deliveries', async () => {
@@ -238,7 +241,7 @@ describe('deliveries that wait for their receiver or their secret', () => {
       .describe();
     expect(started.status.name).toBe('RUNNING');
 
-    const late = await startReceiver('127.0.0.1', port);
+    const late = await startReceiver('127.0.0.1', port, 0);
     try {
       const ids = ['hooks-down/crawl.started/0', 'hooks-down/crawl.completed/0'];
       await waitFor(() => ids.every((id) => late.accepted.has(id)), 120_000, 'late deliveries');
@@ -250,21 +253,25 @@ describe('deliveries that wait for their receiver or their secret', () => {
   });
 
   it.concurrent('a worker without GLEANER_WEBHOOK_SECRET sends nothing unsigned; its deliveries wait and go out once the secret is set', async () => {
-    delete process.env.GLEANER_WEBHOOK_SECRET;
-    let summary: CrawlSummary;
+    const prompt = await startReceiver('127.0.0.1', 0, 0);
     try {
-      summary = await crawl('hooks-nosecret', [receiver.url]);
-      expect(summary.status).toBe('completed');
-      expect(receiver.requests.filter((request) => request.deliveryId.startsWith('hooks-nosecret/'))).toEqual(
-        [],
-      );
+      delete process.env.GLEANER_WEBHOOK_SECRET;
+      let summary: CrawlSummary;
+      try {
+        summary = await crawl('hooks-nosecret', [prompt.url]);
+        expect(summary.status).toBe('completed');
+        expect(prompt.requests).toEqual([]);
+      } finally {
+        process.env.GLEANER_WEBHOOK_SECRET = SECRET;
+      }
+      const id = 'hooks-nosecret/crawl.completed/0';
+      await waitFor(() => prompt.accepted.has(id), 120_000, `${id} accepted`);
+      expect(prompt.accepted.get('hooks-nosecret/crawl.started/0')).toHaveLength(1);
+      expect(prompt.accepted.get(id)?.[0]?.data).toEqual({ ...summary });
+      expect(prompt.requests.every((request) => request.verified)).toBe(true);
     } finally {
-      process.env.GLEANER_WEBHOOK_SECRET = SECRET;
+      await prompt.close();
     }
-    const id = 'hooks-nosecret/crawl.completed/0';
-    await waitFor(() => receiver.accepted.has(id), 120_000, `${id} accepted`);
-    expect(receiver.accepted.get('hooks-nosecret/crawl.started/0')).toHaveLength(1);
-    expect(receiver.accepted.get(id)?.[0]?.data).toEqual({ ...summary });
   });
 });
 
