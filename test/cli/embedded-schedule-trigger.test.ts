@@ -35,10 +35,13 @@ describe('gleaner schedule on the embedded default without `gleaner dev`', () =>
     const lockFile = path.join(home, 'pgdata.lock');
     const noProcessHoldsTheStore = () => expect(readLock(lockFile)).toBeUndefined();
     noProcessHoldsTheStore();
-    // Every 1h fires at the top of the hour: a fire between create and trigger would start its crawl
-    // first and the trigger would be skipped by the overlap policy (seen once in CI at 17:00:00).
-    const msToTheHour = 3_600_000 - (Date.now() % 3_600_000);
-    if (msToTheHour < 120_000) await new Promise((resolve) => setTimeout(resolve, msToTheHour + 5_000));
+    // An interval fires at multiples of it from the epoch: a fire between create and trigger would
+    // start its crawl first and the trigger would be skipped by the overlap policy (seen once in CI at
+    // 17:00:00 with `--every 1h`). Every 24h fires at 00:00 UTC only, so the test waits past it
+    // only when it starts in the two minutes before midnight (every 1h cost up to 125 s in 1 run of 30).
+    const DAY_MS = 86_400_000;
+    const msToMidnight = DAY_MS - (Date.now() % DAY_MS);
+    if (msToMidnight < 120_000) await new Promise((resolve) => setTimeout(resolve, msToMidnight + 5_000));
 
     const created = await runGleaner(
       [
@@ -46,7 +49,7 @@ describe('gleaner schedule on the embedded default without `gleaner dev`', () =>
         'create',
         site.url,
         '--every',
-        '1h',
+        '24h',
         '--id',
         'docs',
         '--allow-host',
@@ -58,9 +61,9 @@ describe('gleaner schedule on the embedded default without `gleaner dev`', () =>
     );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout.trim()).toBe('docs');
-    expect(created.stderr).toContain(
-      `schedule docs created: every 1h, next run ${new Date().getUTCFullYear()}-`,
-    );
+    // The next fire is the coming midnight, UTC (computed after any wait above).
+    const nextMidnight = new Date(Date.now() - (Date.now() % DAY_MS) + DAY_MS).toISOString();
+    expect(created.stderr).toContain(`schedule docs created: every 24h, next run ${nextMidnight}`);
     expect(created.stderr).toContain(
       `fires only while \`gleaner dev\` or a gleaner worker runs against ${home}; ` +
         '`gleaner schedule trigger docs --wait` runs it now',
@@ -87,7 +90,7 @@ describe('gleaner schedule on the embedded default without `gleaner dev`', () =>
     expect((await runGleaner(['schedule', 'pause', 'docs'], env)).code).toBe(0);
     const unpaused = await runGleaner(['schedule', 'unpause', 'docs'], env);
     expect(unpaused.code, unpaused.stderr).toBe(0);
-    expect(unpaused.stderr).toMatch(/schedule docs unpaused; every 1h, next run \S+; fires only while/);
+    expect(unpaused.stderr).toMatch(/schedule docs unpaused; every 24h, next run \S+; fires only while/);
     const listed = await runGleaner(['schedule', 'list', '--json'], env);
     expect(JSON.parse(listed.stdout).schedules).toMatchObject([{ scheduleId: 'docs', paused: false }]);
     expect((await runGleaner(['schedule', 'delete', 'docs'], env)).code).toBe(0);
