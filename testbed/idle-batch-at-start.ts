@@ -7,6 +7,7 @@
  * it in test/workflows/workflows.test.ts). Shared by that test and the history recorder.
  */
 import type http from 'node:http';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { parseCrawlSpec } from '../domain/crawl-spec';
 import { newOriginState, type OriginState } from '../domain/origin-state';
@@ -29,9 +30,9 @@ const html = { 'content-type': 'text/html; charset=utf-8' };
 function idleReportsIn(history: temporal.api.history.v1.IHistory): number {
   return (history.events ?? []).filter((event) => {
     const signal = event.signalExternalWorkflowExecutionInitiatedEventAttributes;
-    const data = signal?.input?.payloads?.[0]?.data;
-    if (signal?.signalName !== 'originReport' || !data) return false;
-    return (JSON.parse(Buffer.from(data).toString('utf8')) as { idle?: boolean }).idle === true;
+    const payload = signal?.input?.payloads?.[0];
+    if (signal?.signalName !== 'originReport' || !payload) return false;
+    return defaultPayloadConverter.fromPayload<{ idle?: boolean }>(payload).idle === true;
   }).length;
 }
 
@@ -61,12 +62,11 @@ export async function runIdleBatchAtStart(
     site.route('/late', (_req: http.IncomingMessage, res: http.ServerResponse) => {
       res.writeHead(200, html).end('<!doctype html><title>Late</title><main><p>A late page.</p></main>');
     });
-    const crawl = stack.client.workflow.start(WORKFLOW_TYPES.crawl, {
+    const crawl = await stack.client.workflow.start(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
       workflowId: crawlWorkflowId(crawlId),
       args: [{ crawlId, seeds: [holder.url], delayMs: 0, allowHosts: ['127.0.0.1'] }],
     });
-    await crawl;
     const spec = parseCrawlSpec({
       crawlId,
       seeds: [site.url],
@@ -92,7 +92,7 @@ export async function runIdleBatchAtStart(
     }
     await origin.terminate('the test has looked');
     release();
-    await (await crawl).result();
+    await crawl.result();
     return { workflowId, history: await origin.fetchHistory(), requested: requested(), idleReports };
   } finally {
     release();

@@ -171,8 +171,8 @@ export async function originWorkflow(input: OriginWorkflowInput): Promise<Origin
   const topUp = () => (state.spill ? topUpBounds(spec.frontierMaxUrls, size(frontier)) : undefined);
 
   // Runs recorded before this report idle again only once a batch has brought them pages: a run
-  // continued as new while idle and handed a batch before its first task, or a batch of nothing
-  // new, left the crawl waiting for that origin for ever (replay-safe).
+  // continued as new while idle and handed a batch before its first task left the crawl waiting for
+  // that origin for ever, and so would a batch that brings nothing to fetch (replay-safe).
   const idleAfterEveryBatch = patched('idle-after-every-batch-v1');
   setHandler(enqueueSignal, (batch) => {
     for (const item of receiveBatch(state, batch)) enqueue(item);
