@@ -15,6 +15,7 @@ import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { packByBudget } from '../domain/pack-by-budget';
 import type { ModelIdentity, VectorEmbedder } from '../embed/embedder';
+import { embedderThreadCount } from '../embed/embedder-pool';
 import { sharedEmbedderThread } from '../embed/embedder-thread';
 import { observeEmbed } from '../infra/metrics';
 import { withHeartbeat } from './heartbeat';
@@ -52,6 +53,11 @@ export interface EmbedActivityDeps {
    * @default 8192
    */
   maxBatchTokens?: number;
+  /**
+   * Model calls one activity keeps in flight, so a lone activity still gives every model thread
+   * work. @default embedderThreadCount() (the shared model threads)
+   */
+  callsInFlight?: number;
 }
 
 export const EMBEDDING_MODEL_MISMATCH = 'EmbeddingModelMismatch';
@@ -211,6 +217,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
   const loadEmbedder = deps.loadEmbedder ?? sharedEmbedderThread;
   const batchSize = deps.batchSize ?? 32;
   const maxBatchTokens = deps.maxBatchTokens ?? 8192;
+  const callsInFlight = deps.callsInFlight ?? embedderThreadCount();
 
   /**
    * Embeds the pages' chunks that lack a vector from the current model and input format, in
@@ -261,7 +268,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
 
     let embedded = 0;
     const batches = planBatches(pending.rows, batchSize, maxBatchTokens);
-    for (const batch of batches) {
+    const embedBatch = async (batch: PendingChunk[]) => {
       const ids = batch.map((chunk) => chunk.id);
       const texts = await db.query<ChunkText>(
         `SELECT c.id::text AS id, c.page_id::text AS page_id, c.chunk_hash, p.title, c.heading_path, c.content
@@ -270,7 +277,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
         [ids],
       );
       const rows = texts.rows;
-      if (rows.length === 0) continue;
+      if (rows.length === 0) return;
       const started = performance.now();
       const vectors = await embedder.embed(rows.map(embeddingText));
       observeEmbed(performance.now() - started, rows.length);
@@ -295,7 +302,25 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
       }
       embedded += written.rowCount;
       heartbeat({ embedded, of: pending.rows.length });
-    }
+    };
+    // A few lanes take the batches in order, each reading, embedding and writing one at a time:
+    // the model threads stay busy while one lane waits on the store.
+    let next = 0;
+    let stopped = false;
+    const lane = async () => {
+      try {
+        while (!stopped && next < batches.length) await embedBatch(batches[next++] as PendingChunk[]);
+      } catch (error) {
+        stopped = true;
+        throw error;
+      }
+    };
+    // Every lane ends before a failure is reported: none may still write once the activity has failed.
+    const lanes = await Promise.allSettled(
+      Array.from({ length: Math.max(1, Math.min(callsInFlight, batches.length)) }, lane),
+    );
+    const failed = lanes.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
 
     await db.query('UPDATE pages SET indexed_at = now() WHERE id = ANY($1::bigint[])', [[...pageIds]]);
     return perPage;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { EmbedKind, ModelIdentity } from './embedder';
+import { embedderThreadCount, poolOf } from './embedder-pool';
 import type { ThreadReply, ThreadRequest } from './embedder-thread-protocol';
 import { disableOnnxruntimeTelemetry } from './onnxruntime-telemetry';
 
@@ -38,13 +39,17 @@ export interface EmbedAhead {
  * loaded, and the first `embed` of the same texts and kind takes that answer. A cold `gleaner search`
  * so has its query's vector while PGlite still opens, without waiting for its own busy thread to
  * read the model's "ready" and ask.
+ *
+ * `threads`: the model's intra-op threads (default: one per core).
  */
 export function loadEmbedderInThread(
   onEnded?: (reason: Error) => void,
   ahead?: EmbedAhead,
+  threads?: number,
 ): Promise<ThreadedEmbedder> {
   disableOnnxruntimeTelemetry();
   const worker = new Worker(THREAD_ENTRY, {
+    workerData: { threads },
     // The thread writes nothing a person should see; its errors come back as messages.
     stdout: true,
     stderr: true,
@@ -142,14 +147,35 @@ function sameTexts(a: readonly string[], b: readonly string[]): boolean {
 let shared: Promise<ThreadedEmbedder> | undefined;
 
 /**
- * The process's one model thread for the pipeline (the embed and summary activities): started on
- * first use, shared by every caller, and started afresh on the next call after it ends (a crash
- * fails the calls in flight; Temporal retries their activities, which then get a new thread).
+ * `count` model threads as one embedder: a single-threaded session on each (embed/embedder-pool.ts),
+ * or for one thread a session over every core. If one fails to load, the others are stopped.
+ */
+async function startModelThreads(count: number, onEnded: (reason: Error) => void): Promise<ThreadedEmbedder> {
+  if (count === 1) return loadEmbedderInThread(onEnded);
+  const settled = await Promise.allSettled(
+    Array.from({ length: count }, () => loadEmbedderInThread(onEnded, undefined, 1)),
+  );
+  const members = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) {
+    await Promise.all(members.map((member) => member.close()));
+    throw failed.reason;
+  }
+  return poolOf(members);
+}
+
+/**
+ * The process's model threads for the pipeline (the embed and summary activities): started on
+ * first use, shared by every caller, and started afresh on the next call after one of them ends (a
+ * crash fails the calls in flight on that thread, and the others are stopped once theirs are done;
+ * Temporal retries the failed activities, which then get new threads).
  */
 export function sharedEmbedderThread(): Promise<ThreadedEmbedder> {
   if (!shared) {
-    const starting = loadEmbedderInThread(() => {
-      if (shared === starting) shared = undefined;
+    const starting: Promise<ThreadedEmbedder> = startModelThreads(embedderThreadCount(), () => {
+      if (shared !== starting) return;
+      shared = undefined;
+      starting.then((pool) => pool.close()).catch(() => {});
     });
     shared = starting;
   }
@@ -157,7 +183,7 @@ export function sharedEmbedderThread(): Promise<ThreadedEmbedder> {
 }
 
 /**
- * An embedder over the shared model thread for a long-lived caller that keeps its embedder (the
+ * An embedder over the shared model threads for a long-lived caller that keeps its embedder (the
  * API's search): each call takes the thread anew, so a crashed thread costs the calls in flight,
  * not every later one. Resolves once the thread's model has loaded.
  */
@@ -169,7 +195,7 @@ export async function sharedThreadEmbedder(): Promise<Pick<ThreadedEmbedder, 'id
   };
 }
 
-/** Stops the shared model thread, if one runs (a worker process shutting down). */
+/** Stops the shared model threads, if they run (a worker process shutting down). */
 export async function closeSharedEmbedderThread(): Promise<void> {
   const running = shared;
   shared = undefined;

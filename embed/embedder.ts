@@ -118,8 +118,9 @@ interface PendingText {
  * queue in batches, so texts of concurrent callers (several pages' chunks) share a model call
  * instead of each caller filling a small batch of its own. Each round takes everything queued,
  * sorts it by token length and cuts it into batches by count and padded size: texts of similar
- * length travel together, so little of a batch is padding. Only one model call runs at a time: it
- * already spreads over every core, and a second would only compete with it for them.
+ * length travel together, so little of a batch is padding. Only one model call runs at a time in
+ * a session; a process that wants more cores runs more sessions, one per thread
+ * (embed/embedder-pool.ts).
  */
 class OnnxEmbedder implements TextEmbedder {
   identity: ModelIdentity;
