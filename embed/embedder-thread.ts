@@ -172,7 +172,13 @@ async function startModelThreads(count: number, onEnded: (reason: Error) => void
  */
 export function sharedEmbedderThread(): Promise<ThreadedEmbedder> {
   if (!shared) {
-    const starting: Promise<ThreadedEmbedder> = startModelThreads(embedderThreadCount(), () => {
+    let count: number;
+    try {
+      count = embedderThreadCount();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const starting: Promise<ThreadedEmbedder> = startModelThreads(count, () => {
       if (shared !== starting) return;
       shared = undefined;
       starting.then((pool) => pool.close()).catch(() => {});

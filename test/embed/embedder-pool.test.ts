@@ -106,6 +106,19 @@ describe('the shared model threads', () => {
   });
 });
 
+describe('a bad GLEANER_EMBED_THREADS', () => {
+  it('fails the shared threads with the reason, and starts none', async () => {
+    process.env.GLEANER_EMBED_THREADS = 'two';
+    await expect(sharedEmbedderThread()).rejects.toThrow(
+      /GLEANER_EMBED_THREADS must be an integer from 1 to 64, not "two"/,
+    );
+    // Mended, the next caller gets working threads.
+    process.env.GLEANER_EMBED_THREADS = '1';
+    const [vector] = await (await sharedEmbedderThread()).embed(['mended']);
+    expect(vector).toHaveLength(384);
+  });
+});
+
 describe('embedderThreadCount', () => {
   it('is one per core, at most four, unless GLEANER_EMBED_THREADS says', () => {
     const cores = os.availableParallelism();
