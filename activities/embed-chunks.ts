@@ -15,7 +15,6 @@ import { toVectorSql } from '../db/vector';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { packByBudget } from '../domain/pack-by-budget';
 import type { ModelIdentity, VectorEmbedder } from '../embed/embedder';
-import { embedderThreadCount } from '../embed/embedder-pool';
 import { sharedEmbedderThread } from '../embed/embedder-thread';
 import { observeEmbed } from '../infra/metrics';
 import { withHeartbeat } from './heartbeat';
@@ -43,7 +42,7 @@ export interface EmbedPagesResult {
 
 export interface EmbedActivityDeps {
   db: Database;
-  /** @default sharedEmbedderThread (the provisioned model on its own thread, one per process) */
+  /** @default sharedEmbedderThread (the provisioned model on threads of its own, one set per process) */
   loadEmbedder?: () => Promise<VectorEmbedder>;
   /** Chunks per model call. @default 32 */
   batchSize?: number;
@@ -55,12 +54,18 @@ export interface EmbedActivityDeps {
   maxBatchTokens?: number;
   /**
    * Model calls one activity keeps in flight, so a lone activity still gives every model thread
-   * work. @default embedderThreadCount() (the shared model threads)
+   * work. @default the embedder's `parallelism` (the shared model threads' count), else 1
    */
   callsInFlight?: number;
 }
 
 export const EMBEDDING_MODEL_MISMATCH = 'EmbeddingModelMismatch';
+
+/** Model calls an embedder runs side by side: a pool's threads (embed/embedder-pool.ts), else one. */
+function parallelismOf(embedder: VectorEmbedder): number {
+  const parallelism = (embedder as { parallelism?: unknown }).parallelism;
+  return typeof parallelism === 'number' && parallelism >= 1 ? Math.floor(parallelism) : 1;
+}
 
 interface PendingChunk {
   id: string;
@@ -217,7 +222,6 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
   const loadEmbedder = deps.loadEmbedder ?? sharedEmbedderThread;
   const batchSize = deps.batchSize ?? 32;
   const maxBatchTokens = deps.maxBatchTokens ?? 8192;
-  const callsInFlight = deps.callsInFlight ?? embedderThreadCount();
 
   /**
    * Embeds the pages' chunks that lack a vector from the current model and input format, in
@@ -305,22 +309,20 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     };
     // A few lanes take the batches in order, each reading, embedding and writing one at a time:
     // the model threads stay busy while one lane waits on the store.
+    const callsInFlight = deps.callsInFlight ?? parallelismOf(embedder);
     let next = 0;
-    let stopped = false;
+    let firstError: { error: unknown } | undefined;
     const lane = async () => {
       try {
-        while (!stopped && next < batches.length) await embedBatch(batches[next++] as PendingChunk[]);
+        while (!firstError && next < batches.length) await embedBatch(batches[next++] as PendingChunk[]);
       } catch (error) {
-        stopped = true;
-        throw error;
+        // The first failure in time is the cause; a later lane's may only follow from it.
+        firstError ??= { error };
       }
     };
     // Every lane ends before a failure is reported: none may still write once the activity has failed.
-    const lanes = await Promise.allSettled(
-      Array.from({ length: Math.max(1, Math.min(callsInFlight, batches.length)) }, lane),
-    );
-    const failed = lanes.find((result) => result.status === 'rejected');
-    if (failed) throw failed.reason;
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(callsInFlight, batches.length)) }, lane));
+    if (firstError) throw firstError.error;
 
     await db.query('UPDATE pages SET indexed_at = now() WHERE id = ANY($1::bigint[])', [[...pageIds]]);
     return perPage;

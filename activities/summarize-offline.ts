@@ -43,7 +43,7 @@ export interface SummarizePageResult {
 
 export interface SummarizeDeps {
   db: Database;
-  /** @default sharedEmbedderThread (the provisioned model on its own thread, one per process) */
+  /** @default sharedEmbedderThread (the provisioned model on threads of its own, one set per process) */
   loadEmbedder?: () => Promise<VectorEmbedder>;
 }
 

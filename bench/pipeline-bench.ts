@@ -426,14 +426,17 @@ async function modelOnly(texts: string[], pages: number, run: RunReport, passes:
   // Warm-up: the first call of each thread allocates its session's arena.
   await Promise.all(Array.from({ length: lanes }, () => embedder.embed(['warm-up'])));
   const timed: Array<{ wallS: number; cpuS: number }> = [];
-  for (let i = 0; i < passes; i++) {
-    const cpu = process.cpuUsage();
-    const started = performance.now();
-    await pass();
-    const used = process.cpuUsage(cpu);
-    timed.push({ wallS: (performance.now() - started) / 1000, cpuS: (used.user + used.system) / 1e6 });
+  try {
+    for (let i = 0; i < passes; i++) {
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      await pass();
+      const used = process.cpuUsage(cpu);
+      timed.push({ wallS: (performance.now() - started) / 1000, cpuS: (used.user + used.system) / 1e6 });
+    }
+  } finally {
+    await closeSharedEmbedderThread();
   }
-  await closeSharedEmbedderThread();
   const median = [...timed].sort((a, b) => a.wallS - b.wallS)[Math.floor((timed.length - 1) / 2)] as {
     wallS: number;
     cpuS: number;

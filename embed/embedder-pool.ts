@@ -1,9 +1,9 @@
 /**
  * Several model threads behind one embedder. onnxruntime spreads one call over every core poorly on
  * this model: the int8 MiniLM on two cores ran 34.7 chunks/s as one session with two intra-op
- * threads, and 50.6 chunks/s as two single-threaded sessions on threads of their own (25.5 + 25.1;
- * 46 against 39 CPU ms a chunk; bench/README.md, session 38). So the pipeline runs one
- * single-threaded session per core.
+ * threads, and 50.6 chunks/s as two single-threaded sessions in two processes at once (25.5 + 25.1;
+ * 46 against 39 CPU ms a chunk); two such threads in one process, this pool, ran 50-53 chunks/s
+ * (bench/README.md, session 38). So the pipeline runs one single-threaded session per core.
  *
  * Calls wait in one queue, cut into slices of at most SLICE_TEXTS texts, and a thread takes the next
  * slices whenever it is free: no thread idles while another has work waiting, and a long call (a
@@ -16,6 +16,11 @@ export interface PoolMember {
   readonly identity: ModelIdentity;
   embed(texts: readonly string[], kind?: EmbedKind): Promise<Float32Array[]>;
   close(): Promise<void>;
+}
+
+/** A pool: its members' calls run side by side, `parallelism` of them at once. */
+export interface EmbedderPool extends PoolMember {
+  readonly parallelism: number;
 }
 
 /** At most this many model threads by default: each holds its own session (the second raised an embedded crawl's peak RSS by ~170 MiB). */
@@ -50,11 +55,12 @@ interface Slice {
 }
 
 /** One embedder over `members` (threads of one model), sharing out the work as they free up. */
-export function poolOf(members: readonly PoolMember[]): PoolMember {
+export function poolOf(members: readonly PoolMember[]): EmbedderPool {
   const first = members[0];
   if (!first) throw new Error('an embedder pool needs at least one member');
   const waiting: Slice[] = [];
   const free = members.map(() => true);
+  let closed: Error | undefined;
 
   const takeSlices = (): Slice[] => {
     const taken: Slice[] = [];
@@ -74,10 +80,18 @@ export function poolOf(members: readonly PoolMember[]): PoolMember {
       if (!free[i] || waiting.length === 0) continue;
       const taken = takeSlices();
       free[i] = false;
-      // Posted together, the slices meet in the thread's queue and share its model calls.
-      const done = taken.map((slice) =>
-        member.embed(slice.texts, slice.kind).then(slice.resolve, slice.reject),
-      );
+      // Posted together, the slices meet in the thread's queue and share its model calls. Posted at
+      // once (a close right after still lets them finish), and a member that throws instead of
+      // rejecting still settles its slices.
+      const done = taken.map((slice) => {
+        let call: Promise<Float32Array[]>;
+        try {
+          call = member.embed(slice.texts, slice.kind);
+        } catch (error) {
+          call = Promise.reject(error);
+        }
+        return call.then(slice.resolve, slice.reject);
+      });
       void Promise.all(done).then(() => {
         free[i] = true;
         dispatch();
@@ -87,7 +101,9 @@ export function poolOf(members: readonly PoolMember[]): PoolMember {
 
   return {
     identity: first.identity,
+    parallelism: members.length,
     async embed(texts, kind) {
+      if (closed) throw closed;
       const parts: Promise<Float32Array[]>[] = [];
       for (let start = 0; start < texts.length; start += SLICE_TEXTS) {
         const slice = texts.slice(start, start + SLICE_TEXTS);
@@ -97,7 +113,7 @@ export function poolOf(members: readonly PoolMember[]): PoolMember {
       return (await Promise.all(parts)).flat();
     },
     async close() {
-      const closed = new Error('the embedder pool was closed');
+      closed ??= new Error('the embedder pool was closed');
       for (const slice of waiting.splice(0)) slice.reject(closed);
       await Promise.all(members.map((member) => member.close()));
     },

@@ -153,7 +153,9 @@ let shared: Promise<ThreadedEmbedder> | undefined;
 async function startModelThreads(count: number, onEnded: (reason: Error) => void): Promise<ThreadedEmbedder> {
   if (count === 1) return loadEmbedderInThread(onEnded);
   const settled = await Promise.allSettled(
-    Array.from({ length: count }, () => loadEmbedderInThread(onEnded, undefined, 1)),
+    Array.from({ length: count }, () =>
+      Promise.resolve().then(() => loadEmbedderInThread(onEnded, undefined, 1)),
+    ),
   );
   const members = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const failed = settled.find((result) => result.status === 'rejected');
@@ -182,6 +184,11 @@ export function sharedEmbedderThread(): Promise<ThreadedEmbedder> {
       if (shared !== starting) return;
       shared = undefined;
       starting.then((pool) => pool.close()).catch(() => {});
+    });
+    // A start that failed without any thread ending (one that could not even be created) is
+    // forgotten too, so the next caller tries again.
+    starting.catch(() => {
+      if (shared === starting) shared = undefined;
     });
     shared = starting;
   }

@@ -197,6 +197,45 @@ describe('embedPage', () => {
     expect(recorded.rows).toEqual([{ input_format: EMBEDDING_INPUT_FORMAT }]);
   });
 
+  it('keeps a call per model thread in flight, and fails once every lane has ended, the page not indexed', async () => {
+    const pageId = await insertPage(seeds(8, 60));
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let calls = 0;
+    // The real model behind a two-thread pool's face; its second call fails.
+    const twoThreads = {
+      identity: embedder.identity,
+      parallelism: 2,
+      async embed(texts: readonly string[]) {
+        const call = ++calls;
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        try {
+          const vectors = await embedder.embed(texts);
+          if (call === 2) throw new Error('the model thread died');
+          return vectors;
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const { embedPage } = createEmbedActivities({ db, loadEmbedder: async () => twoThreads, batchSize: 2 });
+    await expect(embedPage({ pageId })).rejects.toThrow('the model thread died');
+    expect(mostInFlight).toBe(2);
+    // No lane was still at work when the failure came out, and none took a batch after it.
+    expect(inFlight).toBe(0);
+    expect(calls).toBeLessThan(4);
+    const { rows } = await db.query<{ indexed: boolean; vectors: number }>(
+      `SELECT (SELECT indexed_at IS NOT NULL FROM pages WHERE id = $1) AS indexed,
+              (SELECT count(*)::int FROM chunks WHERE page_id = $1 AND embedding IS NOT NULL) AS vectors`,
+      [pageId],
+    );
+    expect(rows[0]?.indexed).toBe(false);
+    expect(rows[0]?.vectors).toBe(2 * (calls - 1));
+    // The retry embeds what is missing, and only that.
+    const { embedPage: retry } = createEmbedActivities({ db, loadEmbedder: async () => embedder });
+    expect(await retry({ pageId })).toEqual({ embedded: 8 - 2 * (calls - 1), reused: 2 * (calls - 1) });
+  });
+
   it('handles a page without chunks', async () => {
     const pageId = await insertPage([]);
     const { embedPage } = createEmbedActivities({ db });

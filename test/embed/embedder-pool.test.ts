@@ -80,23 +80,32 @@ describe('poolOf, over real model threads', () => {
     expect(Math.max(a.seen.mostInFlight, b.seen.mostInFlight)).toBe(8);
   });
 
-  it('fails what waits when closed, and later calls too', async () => {
+  it('fails what waits when closed, and later calls too, as the pool (not its threads)', async () => {
     const [a, b] = await Promise.all([countedThread(), countedThread()]);
     const pool = poolOf([a.member, b.member]);
+    expect(pool.parallelism).toBe(2);
     const first = pool.embed(sentences.slice(0, 64));
-    const waiting = expect(pool.embed(sentences.slice(64))).rejects.toThrow(/closed/);
+    const waiting = expect(pool.embed(sentences.slice(64))).rejects.toThrow('the embedder pool was closed');
     await pool.close();
-    // What the threads had already begun finishes; what still waited in the pool is refused.
+    // What the threads had already begun finishes; what still waited in the pool is refused by it.
     await expect(first).resolves.toHaveLength(64);
     await waiting;
-    await expect(pool.embed(['after the close'])).rejects.toThrow(/closed/);
+    await expect(pool.embed(['after the close'])).rejects.toThrow('the embedder pool was closed');
+    // The threads were handed nothing after the close.
+    expect(a.seen.texts + b.seen.texts).toBe(64);
   });
 });
 
 describe('the shared model threads', () => {
   it('run GLEANER_EMBED_THREADS single-threaded models and answer as one', async () => {
-    process.env.GLEANER_EMBED_THREADS = '2';
+    process.env.GLEANER_EMBED_THREADS = '1';
+    const single = await sharedEmbedderThread();
+    // One thread: no pool, its session spreads over every core.
+    expect((single as { parallelism?: number }).parallelism).toBeUndefined();
+    await closeSharedEmbedderThread();
+    process.env.GLEANER_EMBED_THREADS = '3';
     const shared = await sharedEmbedderThread();
+    expect((shared as { parallelism?: number }).parallelism).toBe(3);
     const one = await loadEmbedderInThread(undefined, undefined, 1);
     closers.push(() => one.close());
     expect(shared.identity).toEqual(one.identity);
