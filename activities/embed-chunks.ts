@@ -61,12 +61,6 @@ export interface EmbedActivityDeps {
 
 export const EMBEDDING_MODEL_MISMATCH = 'EmbeddingModelMismatch';
 
-/** Model calls an embedder runs side by side: a pool's threads (embed/embedder-pool.ts), else one. */
-function parallelismOf(embedder: VectorEmbedder): number {
-  const parallelism = (embedder as { parallelism?: unknown }).parallelism;
-  return typeof parallelism === 'number' && parallelism >= 1 ? Math.floor(parallelism) : 1;
-}
-
 interface PendingChunk {
   id: string;
   token_count: number;
@@ -309,7 +303,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     };
     // A few lanes take the batches in order, each reading, embedding and writing one at a time:
     // the model threads stay busy while one lane waits on the store.
-    const callsInFlight = deps.callsInFlight ?? parallelismOf(embedder);
+    const callsInFlight = deps.callsInFlight ?? embedder.parallelism ?? 1;
     let next = 0;
     let firstError: { error: unknown } | undefined;
     const lane = async () => {

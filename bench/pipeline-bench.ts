@@ -25,7 +25,6 @@ import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
 import { crawlWorkflowId } from '../domain/temporal-names';
-import { embedderThreadCount } from '../embed/embedder-pool';
 import { closeSharedEmbedderThread, sharedEmbedderThread } from '../embed/embedder-thread';
 import { type NativePostgres, startNativePostgres } from '../infra/native-postgres';
 import { startTemporalDevServer, type TemporalDevServer } from '../infra/temporal-cli';
@@ -412,19 +411,11 @@ async function storedChunkTexts(home: string): Promise<{ texts: string[]; pages:
  */
 async function modelOnly(texts: string[], pages: number, run: RunReport, passes: number): Promise<ModelOnly> {
   const embedder = await sharedEmbedderThread();
-  const lanes = embedderThreadCount();
+  // One call: the pool cuts it into calls of 32 and hands each to the next free thread.
   const sorted = [...texts].sort((a, b) => a.length - b.length);
-  const calls: string[][] = [];
-  for (let i = 0; i < sorted.length; i += 32) calls.push(sorted.slice(i, i + 32));
-  const pass = async () => {
-    let next = 0;
-    const lane = async () => {
-      while (next < calls.length) await embedder.embed(calls[next++] as string[]);
-    };
-    await Promise.all(Array.from({ length: lanes }, lane));
-  };
+  const pass = () => embedder.embed(sorted);
   // Warm-up: the first call of each thread allocates its session's arena.
-  await Promise.all(Array.from({ length: lanes }, () => embedder.embed(['warm-up'])));
+  await Promise.all(Array.from({ length: embedder.parallelism ?? 1 }, () => embedder.embed(['warm-up'])));
   const timed: Array<{ wallS: number; cpuS: number }> = [];
   try {
     for (let i = 0; i < passes; i++) {

@@ -15,6 +15,7 @@ import type { EmbedKind, ModelIdentity } from './embedder';
 export interface PoolMember {
   readonly identity: ModelIdentity;
   embed(texts: readonly string[], kind?: EmbedKind): Promise<Float32Array[]>;
+  /** Stops the thread(s); pending embeds fail. */
   close(): Promise<void>;
 }
 

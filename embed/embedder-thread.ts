@@ -10,16 +10,14 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { EmbedKind, ModelIdentity } from './embedder';
-import { embedderThreadCount, poolOf } from './embedder-pool';
+import type { EmbedKind } from './embedder';
+import { embedderThreadCount, type PoolMember, poolOf } from './embedder-pool';
 import type { ThreadReply, ThreadRequest } from './embedder-thread-protocol';
 import { disableOnnxruntimeTelemetry } from './onnxruntime-telemetry';
 
-export interface ThreadedEmbedder {
-  readonly identity: ModelIdentity;
-  embed(texts: readonly string[], kind?: EmbedKind): Promise<Float32Array[]>;
-  /** Stops the thread; pending embeds fail. */
-  close(): Promise<void>;
+/** One model thread, or a pool of them (then with its `parallelism`). */
+export interface ThreadedEmbedder extends PoolMember {
+  readonly parallelism?: number;
 }
 
 // Not beside a module of the same stem: Vite (and so vitest) resolves `./embedder-thread` to the .mjs.

@@ -42,7 +42,10 @@ export interface TextEmbedder {
 }
 
 /** What the pipeline and search need of an embedder: its identity and embed(), in process or on a thread. */
-export type VectorEmbedder = Pick<TextEmbedder, 'identity' | 'embed'>;
+export type VectorEmbedder = Pick<TextEmbedder, 'identity' | 'embed'> & {
+  /** Model calls it runs side by side (a pool of model threads, embed/embedder-pool.ts); 1 when absent. */
+  readonly parallelism?: number;
+};
 
 export interface EmbedderOptions extends ModelDirOptions {
   /** Overrides the identity's name (default: the model directory's name). */
