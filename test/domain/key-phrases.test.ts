@@ -1,10 +1,13 @@
 /** The lexical shortlist the offline summariser embeds from: term weights, centrality, interleaved picks. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   contentWords,
+  dot,
   homePassages,
   lexicalCentrality,
   pageTermWeights,
+  pickByMmr,
   proseOf,
   shortlist,
 } from '../../domain/key-phrases';
@@ -77,5 +80,63 @@ Lunch is served in the cafeteria on Fridays after noon.
   it('gives nothing for words the page uses only in that sentence', () => {
     expect(lexicalCentrality('Lunch is served in the cafeteria on Fridays after noon.', weights)).toBe(0);
     expect(lexicalCentrality('the of and', weights)).toBe(0);
+  });
+});
+
+describe('pickByMmr', () => {
+  // MMR as defined: every round, each remaining item's redundancy is its greatest similarity to
+  // any item picked so far, recomputed from scratch.
+  function mmrByDefinition(
+    relevance: number[],
+    vectors: number[][],
+    count: number,
+    lambda: number,
+  ): number[] {
+    const picked: number[] = [];
+    while (picked.length < Math.min(count, relevance.length)) {
+      let best = -1;
+      let bestScore = Number.NEGATIVE_INFINITY;
+      for (let i = 0; i < relevance.length; i += 1) {
+        if (picked.includes(i)) continue;
+        const redundancy =
+          picked.length === 0 ? 0 : Math.max(...picked.map((j) => dot(vectors[i] ?? [], vectors[j] ?? [])));
+        const score = lambda * (relevance[i] ?? 0) - (1 - lambda) * redundancy;
+        if (score > bestScore) {
+          bestScore = score;
+          best = i;
+        }
+      }
+      if (best === -1) break;
+      picked.push(best);
+    }
+    return picked;
+  }
+
+  it('picks what MMR recomputed every round picks, repeated vectors and ties included', () => {
+    const item = fc.array(fc.integer({ min: -4, max: 4 }), { minLength: 4, maxLength: 4 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: -3, max: 3 }), item), { maxLength: 30 }),
+        fc.integer({ min: 0, max: 12 }),
+        fc.constantFrom(0.6, 0.7),
+        (items, count, lambda) => {
+          const relevance = items.map(([r]) => r / 3);
+          const vectors = items.map(([, v]) => v);
+          expect(pickByMmr(relevance, vectors, count, lambda)).toEqual(
+            mmrByDefinition(relevance, vectors, count, lambda),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('passes over a near copy of the first pick for a less relevant but different item', () => {
+    const vectors = [
+      [1, 0],
+      [0.99, 0.141],
+      [0, 1],
+    ];
+    expect(pickByMmr([0.9, 0.89, 0.5], vectors, 2)).toEqual([0, 2]);
   });
 });

@@ -34,6 +34,18 @@ describe('simhash', () => {
     );
   });
 
+  it('gives the fingerprints earlier versions stored (repeated shingles, short texts, non-ASCII)', () => {
+    // Pinned from the first implementation, which joined each shingle into a string and counted
+    // repeats in a map: stores keep these values and compare new pages against them.
+    const pinned: [string, string][] = [
+      ['The quick brown fox jumps over the lazy dog. The quick brown fox!', '-7321505581696948866'],
+      ['Élan vital, naïve café: 42 ÉLAN', '3035482774236624229'],
+      ['two words', '-4573370236954145244'],
+      ['', '0'],
+    ];
+    for (const [text, stored] of pinned) expect(simhashToSigned(simhash(text))).toBe(stored);
+  });
+
   it('puts a one-word edit of a 1,000-word page within the near-duplicate distance (≥ 90 % of pages)', () => {
     // SimHash is probabilistic: each bit flips when the edit's few shingles tip its vote, so the
     // property is a rate, measured here over 200 fixed pages (0.935 at this length, 0.74 at 300 words).
