@@ -12,10 +12,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { toVectorSql } from '../db/vector';
+import { ensureVectorIndexAtSize, vectorIndexMinChunks } from '../db/vector-index';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { packByBudget } from '../domain/pack-by-budget';
 import type { ModelIdentity, VectorEmbedder } from '../embed/embedder';
 import { sharedEmbedderThread } from '../embed/embedder-thread';
+import { logger } from '../infra/logger';
 import { observeEmbed } from '../infra/metrics';
 import { withHeartbeat } from './heartbeat';
 
@@ -57,7 +59,16 @@ export interface EmbedActivityDeps {
    * work. @default the embedder's `parallelism` (the shared model threads' count), else 1
    */
   callsInFlight?: number;
+  /** Embedded chunks from which the store keeps its HNSW index (db/vector-index.ts). @default GLEANER_VECTOR_INDEX_MIN_CHUNKS or 20,000 */
+  vectorIndexMinChunks?: number;
 }
+
+/**
+ * Vectors written between two looks at whether the store has grown enough for its HNSW index
+ * (db/vector-index.ts); a process looks at its first write too. Each look is a count that stops at
+ * the threshold: a few milliseconds, against ~40 s of model time for this many vectors.
+ */
+const VECTOR_INDEX_CHECK_EVERY = 2_000;
 
 export const EMBEDDING_MODEL_MISMATCH = 'EmbeddingModelMismatch';
 
@@ -216,6 +227,26 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
   const loadEmbedder = deps.loadEmbedder ?? sharedEmbedderThread;
   const batchSize = deps.batchSize ?? 32;
   const maxBatchTokens = deps.maxBatchTokens ?? 8192;
+  let vectorsUntilIndexCheck = 0;
+
+  /** Builds the store's vector index once it is large enough; search works without it meanwhile. */
+  async function keepVectorIndex(written: number): Promise<void> {
+    vectorsUntilIndexCheck -= written;
+    if (vectorsUntilIndexCheck > 0) return;
+    vectorsUntilIndexCheck = VECTOR_INDEX_CHECK_EVERY;
+    try {
+      const started = performance.now();
+      const state = await ensureVectorIndexAtSize(db, deps.vectorIndexMinChunks ?? vectorIndexMinChunks());
+      if (state === 'built')
+        logger.info(
+          { ms: Math.round(performance.now() - started) },
+          'built the vector index: the store reached its size for one',
+        );
+    } catch (error) {
+      // The vectors are written and search finds them by an exact scan: the next look tries again.
+      logger.warn({ err: error }, 'could not build the vector index');
+    }
+  }
 
   /**
    * Embeds the pages' chunks that lack a vector from the current model and input format, in
@@ -317,6 +348,7 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
     // Every lane ends before a failure is reported: none may still write once the activity has failed.
     await Promise.all(Array.from({ length: Math.max(1, Math.min(callsInFlight, batches.length)) }, lane));
     if (firstError) throw firstError.error;
+    if (embedded > 0) await keepVectorIndex(embedded);
 
     await db.query('UPDATE pages SET indexed_at = now() WHERE id = ANY($1::bigint[])', [[...pageIds]]);
     return perPage;

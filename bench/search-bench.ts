@@ -50,6 +50,7 @@ import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
 import { PgliteDatabase } from '../db/pglite-database';
 import { fromVectorSql, toVectorSql } from '../db/vector';
+import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../db/vector-index';
 import { chunkMarkdown } from '../domain/chunking';
 import {
   loadDefaultEmbedder,
@@ -59,7 +60,6 @@ import {
 import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
 import { repoRoot } from '../infra/tools-dir';
-import { dropSearchIndex, ensureSearchIndex, HNSW_INDEX_NAME } from '../search/ensure-search-index';
 import { EMBEDDING_DIMENSION, searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
 import { unpackSite } from '../testbed/sites';

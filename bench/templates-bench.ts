@@ -26,13 +26,13 @@ import { cleanSiteTemplate } from '../activities/site-template-clean';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
+import { dropSearchIndex } from '../db/vector-index';
 import { extractLinks } from '../domain/links';
 import { detectRedirectStub } from '../domain/redirect-stub';
 import { countedKeys, splitBlocks, templateThresholds } from '../domain/site-template';
 import { loadDefaultEmbedder } from '../embed/embedder';
 import { extractPage } from '../extract';
 import { startNativePostgres } from '../infra/native-postgres';
-import { dropSearchIndex } from '../search/ensure-search-index';
 import { unpackSite } from '../testbed/sites';
 import { htmlFiles } from './lib/html-files';
 import {

@@ -2,6 +2,7 @@
  * Starts one Temporal worker per requested task queue in this process. Every worker can run
  * every activity (they are cheap to register); which queue it polls decides what it does.
  */
+
 import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { ensureEmbeddingModel } from '../activities/embed-chunks';
@@ -15,6 +16,7 @@ import {
 import { closeRenderPool, configureRenderPool } from '../activities/render/render-and-store';
 import type { Database } from '../db/database';
 import { isConnectionError } from '../db/pg-database';
+import { vectorIndexMinChunks } from '../db/vector-index';
 import {
   CRAWL_COORDINATOR_QUEUE,
   type QueueKind,
@@ -44,6 +46,7 @@ export class EmbeddingSetupError extends Error {
  */
 async function prepareEmbedding(db: Database): Promise<void> {
   try {
+    vectorIndexMinChunks();
     const embedder = await sharedEmbedderThread();
     await ensureEmbeddingModel(db, embedder.identity);
   } catch (error) {

@@ -14,6 +14,7 @@ import {
 } from '../../activities/embed-chunks';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
+import { HNSW_INDEX_NAME, hasVectorIndex } from '../../db/vector-index';
 import { EMBEDDING_INPUT_FORMAT, LEGACY_EMBEDDING_INPUT_FORMAT } from '../../domain/embedding-text';
 import { loadDefaultEmbedder, loadEmbedder, type TextEmbedder } from '../../embed/embedder';
 import { skoptParagraphs } from '../../testbed/skopt-text';
@@ -234,6 +235,48 @@ describe('embedPage', () => {
     // The retry embeds what is missing, and only that.
     const { embedPage: retry } = createEmbedActivities({ db, loadEmbedder: async () => embedder });
     expect(await retry({ pageId })).toEqual({ embedded: 8 - 2 * (calls - 1), reused: 2 * (calls - 1) });
+  });
+
+  it("builds the store's vector index at a process's first write once the store holds the threshold of vectors", async () => {
+    const embeddedChunks = async () =>
+      Number(
+        (await db.query<{ n: string }>('SELECT count(*)::text AS n FROM chunks WHERE embedding IS NOT NULL'))
+          .rows[0]?.n,
+      );
+    const threshold = (await embeddedChunks()) + 5;
+    // The migrated store has no HNSW index (migration 022); it holds fewer vectors than the default 20,000.
+    expect(await hasVectorIndex(db)).toBe(false);
+
+    const one = createEmbedActivities({ db, vectorIndexMinChunks: threshold });
+    expect(await one.embedPage({ pageId: await insertPage(seeds(3, 120)) })).toEqual({
+      embedded: 3,
+      reused: 0,
+    });
+    expect(await hasVectorIndex(db)).toBe(false); // two short of the threshold
+    // Past the threshold now, but this process looked at its first write and looks again only
+    // after a few thousand more vectors.
+    expect(await one.embedPage({ pageId: await insertPage(seeds(3, 123)) })).toEqual({
+      embedded: 3,
+      reused: 0,
+    });
+    expect(await embeddedChunks()).toBe(threshold + 1);
+    expect(await hasVectorIndex(db)).toBe(false);
+
+    // Another process (a new worker, the next crawl) looks at its first write and builds it.
+    const another = createEmbedActivities({ db, vectorIndexMinChunks: threshold });
+    expect(await another.embedPage({ pageId: await insertPage(seeds(1, 126)) })).toEqual({
+      embedded: 1,
+      reused: 0,
+    });
+    expect(await hasVectorIndex(db)).toBe(true);
+    // Usable for kNN (a table this small is scanned unless the planner is told otherwise).
+    const plan = await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      return tx.query<{ 'QUERY PLAN': string }>(
+        'EXPLAIN SELECT id FROM chunks ORDER BY embedding <=> (SELECT embedding FROM chunks WHERE embedding IS NOT NULL LIMIT 1) LIMIT 5',
+      );
+    });
+    expect(plan.rows.map((row) => row['QUERY PLAN']).join('\n')).toContain(HNSW_INDEX_NAME);
   });
 
   it('handles a page without chunks', async () => {

@@ -11,8 +11,8 @@ import type { Database } from '../../db/database';
 import { migrate } from '../../db/migrate';
 import { PgDatabase } from '../../db/pg-database';
 import { PgliteDatabase } from '../../db/pglite-database';
+import { ensureVectorIndexAtSize, HNSW_INDEX_NAME, hasVectorIndex } from '../../db/vector-index';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
-import { HNSW_INDEX_NAME } from '../../search/ensure-search-index';
 import {
   EmbeddingModelMismatchError,
   hybridSearch,
@@ -325,11 +325,31 @@ describe.each([
     }
   });
 
-  it('has the HNSW cosine index', async () => {
+  it('ranks alike by an exact scan below the vector-index threshold and through the HNSW cosine index built at it', async () => {
+    // A new store has no HNSW index (migration 022): its kNN is an exact scan.
+    expect(await hasVectorIndex(store.db)).toBe(false);
+    const queries = ['bayesian optimization', 'gradient', 'gradient tape'];
+    const exact = [];
+    for (const query of queries)
+      exact.push(await hybridSearch(store.db, embedder, { query, k: 10, mode: 'vector' }));
+    expect(exact.every((hits) => hits.length > 0)).toBe(true);
+
+    expect(await ensureVectorIndexAtSize(store.db, 1_000_000)).toBe('below-threshold');
+    expect(await hasVectorIndex(store.db)).toBe(false);
+    expect(await ensureVectorIndexAtSize(store.db, 1)).toBe('built');
     const { rows } = await store.db.query<{ indexdef: string }>(
       'SELECT indexdef FROM pg_indexes WHERE indexname = $1',
       [HNSW_INDEX_NAME],
     );
     expect(rows[0]?.indexdef).toMatch(/USING hnsw \(embedding vector_cosine_ops\)/);
+    expect(await ensureVectorIndexAtSize(store.db, 1)).toBe('present');
+
+    for (const [i, query] of queries.entries()) {
+      const indexed = await hybridSearch(store.db, embedder, { query, k: 10, mode: 'vector' });
+      expect(
+        indexed.map((hit) => hit.chunkId),
+        query,
+      ).toEqual(exact[i]?.map((hit) => hit.chunkId));
+    }
   });
 });
