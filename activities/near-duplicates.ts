@@ -12,6 +12,7 @@ import type { Queryable } from '../db/database';
 import {
   hammingDistance,
   NEAR_DUPLICATE_BITS,
+  type SimHash,
   simhash,
   simhashBands,
   simhashFromSigned,
@@ -30,13 +31,14 @@ export async function settleNearDuplicate(
   tx: Queryable,
   pageId: number,
   text: string,
+  fingerprint?: SimHash,
 ): Promise<number | undefined> {
   const words = text.split(/\s+/).filter((word) => word.length > 0).length;
   if (words < MIN_WORDS) {
     await clearNearMark(tx, pageId, null);
     return undefined;
   }
-  const fingerprint = simhash(text);
+  fingerprint ??= simhash(text);
   // One decision at a time, so two near copies processed at once cannot both stay live.
   await tx.query('SELECT pg_advisory_xact_lock(8008001)');
   const [b0, b1, b2, b3] = simhashBands(fingerprint);

@@ -6,6 +6,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { chunkMarkdown, type MarkdownChunk } from '../domain/chunking';
+import { type SimHash, simhash } from '../domain/simhash';
 import { loadTokenizer, type TokenCounter } from '../embed/tokenizer';
 import { type ExtractedPage, extractPage } from '../extract';
 import {
@@ -67,6 +68,11 @@ export interface PageAnalysis {
   template?: TemplateAnalysis;
   /** The language detected from the extracted text (eld loads once per analysis thread). */
   language?: LanguageDetection;
+  /**
+   * The extracted text's SimHash (domain/simhash.ts), taken here once for the near-duplicate check
+   * and the quality gate, off the worker's event loop. Absent from an analysis made before it was.
+   */
+  fingerprint?: SimHash;
 }
 
 let tokenCounter: Promise<TokenCounter> | undefined;
@@ -81,7 +87,7 @@ export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysi
   const analysis = await analyseBody(input);
   // Detected here, in the analysis thread, so the detector's tables live in one place (issue 27 item 4).
   const language = (await loadLanguageDetector()).detect(analysis.extracted.text);
-  return { ...analysis, language };
+  return { ...analysis, language, fingerprint: simhash(analysis.extracted.text) };
 }
 
 async function analyseBody(input: PageAnalysisInput): Promise<PageAnalysis> {

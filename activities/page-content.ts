@@ -137,7 +137,10 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
           ],
         );
         // A near copy of a live page keeps its extraction (and SimHash) but no chunks.
-        if (!page.noindex && (await settleNearDuplicate(tx, pageId, extracted.text)) !== undefined)
+        if (
+          !page.noindex &&
+          (await settleNearDuplicate(tx, pageId, extracted.text, analysis.fingerprint)) !== undefined
+        )
           return 'duplicate';
         const reused = await replaceChunks(tx, pageId, chunks, tsConfig, analysis.document?.chunkPages);
         // The quality gate: flags with reasons, language, chunks left out of default search (C2).

@@ -59,7 +59,7 @@ export async function settlePageQuality(
         // Words of the Markdown that is chunked (template removed), code included: a rustdoc function
         // page is mostly its signature, and it is content.
         wordCount: countWords(extracted.markdown),
-        simhash: simhash(extracted.text),
+        simhash: analysis.fingerprint ?? simhash(extracted.text),
         ...(row.probe_status !== null || row.probe_simhash !== null ? { probe: probeOf(row) } : {}),
         ...(template ? { template: { removed: template.removed, keptWords: template.keptWords } } : {}),
         language,

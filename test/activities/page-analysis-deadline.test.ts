@@ -22,6 +22,7 @@ import { ThreadDeadlineError } from '../../activities/thread-deadline';
 import type { FetchAndStoreResult, FetchSpec } from '../../activities/types';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
+import { simhash } from '../../domain/simhash';
 import { runAsActivity } from '../../testbed/activity-context';
 import { pageHtml } from '../../testbed/generated-site';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
@@ -74,7 +75,11 @@ async function storePage(url: string, html: string): Promise<number> {
 describe('the page analysis deadline', () => {
   it('stops a page at its deadline, counted from when its thread starts it, and follows cancellation', async () => {
     // Warm the thread, so its one-time start (loader, modules, tokenizer) is not in the timing.
-    await analysePageInThread(analysisInput(pageHtml('Warm', [], 'A warm page.'), 'http://127.0.0.1:1/warm'));
+    const warm = await analysePageInThread(
+      analysisInput(pageHtml('Warm', [], 'A warm page.'), 'http://127.0.0.1:1/warm'),
+    );
+    // The text's SimHash comes back with the analysis, taken once for the duplicate check and the gate.
+    expect(warm.fingerprint).toEqual(simhash(warm.extracted.text));
     const deadlineMs = 1_000;
     const started = performance.now();
     const timedOut = await analysePageInThread(analysisInput(SLOW_PAGE, 'http://127.0.0.1:1/slow'), {
