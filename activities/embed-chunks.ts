@@ -11,7 +11,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
-import { toVectorSql } from '../db/vector';
+import { toVectorArrayParam } from '../db/vector';
 import { ensureVectorIndexAtSize, vectorIndexMinChunks } from '../db/vector-index';
 import { EMBEDDING_INPUT_FORMAT, embeddingInput } from '../domain/embedding-text';
 import { packByBudget } from '../domain/pack-by-budget';
@@ -311,16 +311,16 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
       const vectors = await embedder.embed(rows.map(embeddingText));
       observeEmbed(performance.now() - started, rows.length);
       const written = await db.query<{ page_id: string }>(
-        `UPDATE chunks AS c SET embedding = v.embedding::vector, embedding_model = $4, embedding_input = $5,
+        `UPDATE chunks AS c SET embedding = v.embedding, embedding_model = $4, embedding_input = $5,
                 embedded_at = now()
            FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::text[]) AS chunk_hash,
-                        unnest($3::text[]) AS embedding) AS v
+                        unnest($3::vector[]) AS embedding) AS v
           WHERE c.id = v.id AND c.chunk_hash = v.chunk_hash
         RETURNING c.page_id::text AS page_id`,
         [
           rows.map((row) => row.id),
           rows.map((row) => row.chunk_hash),
-          vectors.map((vector) => toVectorSql(vector)),
+          await toVectorArrayParam(db, vectors),
           model,
           EMBEDDING_INPUT_FORMAT,
         ],
