@@ -96,14 +96,17 @@ export async function integrityReport(db: Database): Promise<IntegrityReport> {
 
   const removedColumn = (await hasColumn(db, 'pages', 'removed_at')) ? 'removed_at' : undefined;
   const live = removedColumn ? `p.${removedColumn} IS NULL` : 'true';
+  const notDuplicate = (await hasColumn(db, 'pages', 'duplicate_kind')) ? 'p.duplicate_kind IS NULL' : 'true';
   const checks: IntegrityCheck[] = [
     await check(
       db,
       'pagesWithoutChunks',
-      'pages extracted from their current body, with Markdown and not noindex, but without a single chunk',
+      'pages extracted from their current body, with Markdown and not noindex nor a duplicate, but without a single chunk',
       true,
+      // A duplicate (exact or near) keeps its extraction and, by design, no chunks: its original is indexed.
       `SELECT p.url AS item FROM pages p
         WHERE ${live} AND p.markdown IS NOT NULL AND btrim(p.markdown) <> '' AND NOT p.noindex
+          AND ${notDuplicate}
           AND p.extracted_hash IS NOT DISTINCT FROM p.content_hash
           AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.page_id = p.id)`,
     ),

@@ -352,10 +352,17 @@ describe('gleaner report on a store with planted inconsistencies', () => {
   it('finds each one and exits 1', async () => {
     const pages = await stack.db.query<{ id: string; url: string }>(
       `SELECT p.id::text AS id, p.url FROM pages p
-        WHERE p.depth > 0 AND EXISTS (SELECT 1 FROM chunks c WHERE c.page_id = p.id) ORDER BY p.url LIMIT 4`,
+        WHERE p.depth > 0 AND EXISTS (SELECT 1 FROM chunks c WHERE c.page_id = p.id) ORDER BY p.url LIMIT 5`,
     );
-    const [noChunks, noVector, otherModel, orphan] = pages.rows;
-    if (!noChunks || !noVector || !otherModel || !orphan) throw new Error('need four pages with chunks');
+    const [noChunks, noVector, otherModel, orphan, nearCopy] = pages.rows;
+    if (!noChunks || !noVector || !otherModel || !orphan || !nearCopy)
+      throw new Error('need five pages with chunks');
+    // A near duplicate keeps its extraction and has no chunks by design: not an inconsistency.
+    await stack.db.query("UPDATE pages SET duplicate_kind = 'near', duplicate_of = $2 WHERE id = $1", [
+      nearCopy.id,
+      noChunks.id,
+    ]);
+    await stack.db.query('DELETE FROM chunks WHERE page_id = $1', [nearCopy.id]);
     await stack.db.query('DELETE FROM chunks WHERE page_id = $1', [noChunks.id]);
     await stack.db.query('UPDATE chunks SET embedding = NULL WHERE page_id = $1 AND position = 0', [
       noVector.id,
@@ -383,6 +390,7 @@ describe('gleaner report on a store with planted inconsistencies', () => {
       report.checks.map((c: { name: string; count: number; samples: string[] }) => [c.name, c]),
     );
     expect(byName.get('pagesWithoutChunks')?.samples).toContain(noChunks.url);
+    expect(byName.get('pagesWithoutChunks')?.samples).not.toContain(nearCopy.url);
     expect(byName.get('chunksWithoutVectors')?.samples).toContain(`${noVector.url}#chunk-0`);
     expect(
       byName.get('vectorsOfAnotherModel')?.samples.some((s) => s.startsWith(`${otherModel.url}#chunk-0`)),
