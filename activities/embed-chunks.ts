@@ -65,10 +65,13 @@ export interface EmbedActivityDeps {
 
 /**
  * Vectors written between two looks at whether the store has grown enough for its HNSW index
- * (db/vector-index.ts); a process looks at its first write too. Each look is a count that stops at
- * the threshold: a few milliseconds, against ~40 s of model time for this many vectors.
+ * (db/vector-index.ts): a tenth of the threshold, from 100 to 2,000, so a store passes it by at most
+ * that much before the index is built; a process looks at its first write too. Each look is a count
+ * that stops at the threshold: a few milliseconds, against ~40 s of model time for 2,000 vectors.
  */
-const VECTOR_INDEX_CHECK_EVERY = 2_000;
+export function vectorIndexCheckEvery(minChunks: number): number {
+  return Math.min(2_000, Math.max(100, Math.floor(minChunks / 10)));
+}
 
 export const EMBEDDING_MODEL_MISMATCH = 'EmbeddingModelMismatch';
 
@@ -233,10 +236,11 @@ export function createEmbedActivities(deps: EmbedActivityDeps) {
   async function keepVectorIndex(written: number): Promise<void> {
     vectorsUntilIndexCheck -= written;
     if (vectorsUntilIndexCheck > 0) return;
-    vectorsUntilIndexCheck = VECTOR_INDEX_CHECK_EVERY;
+    const minChunks = deps.vectorIndexMinChunks ?? vectorIndexMinChunks();
+    vectorsUntilIndexCheck = vectorIndexCheckEvery(minChunks);
     try {
       const started = performance.now();
-      const state = await ensureVectorIndexAtSize(db, deps.vectorIndexMinChunks ?? vectorIndexMinChunks());
+      const state = await ensureVectorIndexAtSize(db, minChunks);
       if (state === 'built')
         logger.info(
           { ms: Math.round(performance.now() - started) },

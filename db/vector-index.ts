@@ -11,8 +11,9 @@
  * chunks (20,000 by default; migration 022 dropped it from stores smaller than that); from then on
  * every new vector goes into it as before.
  *
- * `ensureVectorIndexAtSize` is called by the embed activity (at its first write in a process, then
- * every few thousand vectors) and by the embedded runtime as it closes the store.
+ * `ensureVectorIndexAtSize` is called by the embed activity at its first write in a process, then
+ * every tenth of the threshold (activities/embed-chunks.ts), so a store passes the threshold by at
+ * most that much (and one activity's vectors) before its index is built.
  */
 import type { Database } from './database';
 

@@ -11,6 +11,7 @@ import {
   embeddingText,
   ensureEmbeddingModel,
   planBatches,
+  vectorIndexCheckEvery,
 } from '../../activities/embed-chunks';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
@@ -254,7 +255,7 @@ describe('embedPage', () => {
     });
     expect(await hasVectorIndex(db)).toBe(false); // two short of the threshold
     // Past the threshold now, but this process looked at its first write and looks again only
-    // after a few thousand more vectors.
+    // after vectorIndexCheckEvery(threshold) more vectors (at least 100).
     expect(await one.embedPage({ pageId: await insertPage(seeds(3, 123)) })).toEqual({
       embedded: 3,
       reused: 0,
@@ -318,6 +319,16 @@ describe('embedPage', () => {
     );
     const recorded = await db.query<{ name: string }>('SELECT name FROM embedding_model');
     expect(recorded.rows).toEqual([{ name: embedder.identity.name }]);
+  });
+});
+
+describe('vectorIndexCheckEvery', () => {
+  it('looks again after a tenth of the threshold, from 100 to 2,000 vectors', () => {
+    expect(vectorIndexCheckEvery(20_000)).toBe(2_000);
+    expect(vectorIndexCheckEvery(1_000_000)).toBe(2_000);
+    expect(vectorIndexCheckEvery(3_000)).toBe(300);
+    expect(vectorIndexCheckEvery(300)).toBe(100);
+    expect(vectorIndexCheckEvery(0)).toBe(100);
   });
 });
 
