@@ -70,10 +70,13 @@ export interface PageAnalysis {
   language?: LanguageDetection;
   /**
    * The extracted text's SimHash (domain/simhash.ts), taken here once for the near-duplicate check
-   * and the quality gate, off the worker's event loop. Absent from an analysis made before it was.
+   * and the quality gate, off the worker's event loop.
    */
-  fingerprint?: SimHash;
+  fingerprint: SimHash;
 }
+
+/** What the body gives before the text's fingerprint is taken. */
+type BodyAnalysis = Omit<PageAnalysis, 'fingerprint'>;
 
 let tokenCounter: Promise<TokenCounter> | undefined;
 
@@ -90,7 +93,7 @@ export async function analysePage(input: PageAnalysisInput): Promise<PageAnalysi
   return { ...analysis, language, fingerprint: simhash(analysis.extracted.text) };
 }
 
-async function analyseBody(input: PageAnalysisInput): Promise<PageAnalysis> {
+async function analyseBody(input: PageAnalysisInput): Promise<BodyAnalysis> {
   const counter = await prepareAnalysis();
   const started = performance.now();
   const documentType = input.contentType ? documentTypeOf(input.contentType, input.url) : undefined;
@@ -119,7 +122,7 @@ async function analyseDocument(
   type: DocumentType,
   counter: TokenCounter,
   started: number,
-): Promise<PageAnalysis> {
+): Promise<BodyAnalysis> {
   const bytes = input.bodyGz ? gunzipSync(input.bodyGz) : new Uint8Array();
   const result = await convertDocument(
     bytes,

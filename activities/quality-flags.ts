@@ -9,7 +9,7 @@
 import { appendChangeEvent } from '../db/change-events';
 import type { Queryable } from '../db/database';
 import { judgeQuality, type QualityVerdict, type Soft404Probe } from '../domain/quality-gate';
-import { simhash, simhashFromSigned } from '../domain/simhash';
+import { simhashFromSigned } from '../domain/simhash';
 import { languageVerdict, normalizeLanguageTag } from '../extract/language';
 import type { PageAnalysis } from './page-analysis';
 
@@ -59,7 +59,7 @@ export async function settlePageQuality(
         // Words of the Markdown that is chunked (template removed), code included: a rustdoc function
         // page is mostly its signature, and it is content.
         wordCount: countWords(extracted.markdown),
-        simhash: analysis.fingerprint ?? simhash(extracted.text),
+        simhash: analysis.fingerprint,
         ...(row.probe_status !== null || row.probe_simhash !== null ? { probe: probeOf(row) } : {}),
         ...(template ? { template: { removed: template.removed, keptWords: template.keptWords } } : {}),
         language,
