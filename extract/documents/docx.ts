@@ -3,12 +3,22 @@
  * HTML → Markdown path (`normalizeContent` + `toMarkdown`, turndown), so a DOCX reads like an
  * extracted web page. The whole converted body is the content: a document has no site chrome.
  */
-import mammoth from 'mammoth';
 import { blockText } from '../candidate';
 import { parseDocument } from '../dom';
 import { normalizeContent, toMarkdown } from '../markdown';
 import { collectLinks, documentMetadata, shortFirstLine } from './common';
 import { type ConvertOptions, DEFAULT_CONVERT_OPTIONS, type DocumentResult, failure } from './types';
+
+type Mammoth = typeof import('mammoth');
+let mammothModule: Promise<Mammoth> | undefined;
+/**
+ * mammoth (with its zip and XML libraries) costs ~75 ms of CPU to load: loaded on the first DOCX, not
+ * in every page-analysis thread that starts (and restarts after a page's deadline) on an HTML site.
+ */
+function loadMammoth(): Promise<Mammoth> {
+  mammothModule ??= import('mammoth');
+  return mammothModule;
+}
 
 /** Unpacked size a DOCX may declare (its XML parts); a zip bomb stops here before mammoth inflates it. */
 export const MAX_DOCX_UNPACKED_BYTES = 200 * 1024 * 1024;
@@ -32,6 +42,7 @@ export async function convertDocx(
 
   let html: string;
   try {
+    const mammoth = await loadMammoth();
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
       {
