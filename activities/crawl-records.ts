@@ -4,11 +4,16 @@ import { originOf } from '../domain/url';
 import { countFlaggedPages } from '../report/flagged-pages';
 import { countPagesByType } from '../report/pages-by-type';
 import { settleRecrawl } from './recrawl-finish';
+import { compileSpecScope } from './scope-cache';
 import type { FinishCrawlInput, RegisterCrawlInput, RegisterCrawlResult } from './types';
 
 export function createCrawlRecords({ db }: { db: Database }) {
   return {
     async registerCrawl({ spec, seeds }: RegisterCrawlInput): Promise<RegisterCrawlResult> {
+      // A spec started around `gleaner` (the Temporal CLI or UI) is checked only by the workflow's
+      // schema: a scope the workers cannot compile fails the crawl here, at once and in words, where
+      // it used to fail every activity that needed it while the crawl waited for ever.
+      compileSpecScope(spec);
       return db.transaction(async (tx) => {
         await tx.query('INSERT INTO crawls (id, spec) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [
           spec.crawlId,

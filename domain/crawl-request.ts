@@ -11,6 +11,7 @@ import {
   InvalidCrawlSpecError,
   parseCrawlSpec,
 } from './crawl-spec';
+import { domainProblem, excludePatternProblem, includePrefixProblem } from './scope';
 import { canonicalizeUrl } from './url';
 import { notifyAddressProblem } from './webhook-events';
 
@@ -18,8 +19,9 @@ import { notifyAddressProblem } from './webhook-events';
 export type CrawlRequest = CrawlSpecInput;
 
 /**
- * Checks what the schema alone cannot (seeds are http(s) URLs, `scope: 'domains'` names a domain, no
- * webhook receiver is an address the SSRF guard refuses),
+ * Checks what the schema alone cannot (seeds are http(s) URLs, `scope: 'domains'` names a domain, the
+ * scope's domains, prefixes and exclude patterns compile, no webhook receiver is an address the SSRF
+ * guard refuses),
  * then validates and fills defaults. `crawlId` is used when the request carries none.
  */
 export function buildCrawlSpec(request: CrawlRequest, crawlId: string): CrawlSpec {
@@ -30,6 +32,19 @@ export function buildCrawlSpec(request: CrawlRequest, crawlId: string): CrawlSpe
   }
   if (request.scope === 'domains' && (request.domains ?? []).length === 0) {
     issues.push({ field: 'domains', message: 'needs at least one host when scope is "domains"' });
+  }
+  // The scope is compiled only inside the workers, where a bad pattern failed every activity that
+  // needs it and the crawl waited forever with nothing fetched: every entry is checked here instead.
+  const scopeChecks = [
+    ['domains', request.domains, domainProblem],
+    ['includePrefixes', request.includePrefixes, includePrefixProblem],
+    ['exclude', request.exclude, excludePatternProblem],
+  ] as const;
+  for (const [field, values, problemOf] of scopeChecks) {
+    for (const [index, value] of (Array.isArray(values) ? values : []).entries()) {
+      const problem = typeof value === 'string' ? problemOf(value) : undefined;
+      if (problem) issues.push({ field: `${field}.${index}`, message: problem });
+    }
   }
   // A receiver the SSRF guard is sure to refuse is said now, not found in a worker's log later.
   for (const [index, url] of (Array.isArray(request.notify) ? request.notify : []).entries()) {

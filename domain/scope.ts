@@ -129,21 +129,30 @@ export function validateScopeSpec(spec: ScopeSpec): string[] {
       problems.push(`seed ${JSON.stringify(seed)} is not a valid http(s) URL`);
   }
   for (const domain of stringsOf(spec.domains, 'domains', problems)) {
-    if (normalizeDomain(domain) === null)
-      problems.push(`domain ${JSON.stringify(domain)} is not a host name`);
+    const problem = domainProblem(domain);
+    if (problem) problems.push(problem);
   }
   for (const prefix of stringsOf(spec.includePrefixes, 'includePrefixes', problems)) {
-    if (!isValidPrefix(prefix)) {
-      problems.push(
-        `include prefix ${JSON.stringify(prefix)} is neither an http(s) URL nor a path starting with /`,
-      );
-    }
+    const problem = includePrefixProblem(prefix);
+    if (problem) problems.push(problem);
   }
   for (const pattern of stringsOf(spec.excludePatterns, 'excludePatterns', problems)) {
-    const problem = patternProblem(pattern);
+    const problem = excludePatternProblem(pattern);
     if (problem) problems.push(problem);
   }
   return problems;
+}
+
+/** Why a `domains` entry cannot be used, or undefined. */
+export function domainProblem(domain: string): string | undefined {
+  return normalizeDomain(domain) === null ? `domain ${JSON.stringify(domain)} is not a host name` : undefined;
+}
+
+/** Why an include prefix cannot be used, or undefined. */
+export function includePrefixProblem(prefix: string): string | undefined {
+  return isValidPrefix(prefix)
+    ? undefined
+    : `include prefix ${JSON.stringify(prefix)} is neither an http(s) URL nor a path starting with /`;
 }
 
 /** The strings of an optional list field; specs may come from untrusted JSON, so shapes are checked. */
@@ -219,7 +228,8 @@ function isRegexPattern(pattern: string): boolean {
   return pattern.length >= 2 && pattern.startsWith('/') && pattern.endsWith('/');
 }
 
-function patternProblem(pattern: string): string | undefined {
+/** Why an exclude pattern cannot be used (an empty or broken regex), or undefined. */
+export function excludePatternProblem(pattern: string): string | undefined {
   if (pattern.trim() === '') return 'exclude pattern is empty';
   if (!isRegexPattern(pattern)) return undefined;
   if (pattern.length === 2) return 'exclude pattern // is an empty regex and would exclude everything';

@@ -89,6 +89,46 @@ describe('the crawl request builder', () => {
     expect(badRequestOfSpec(range).message).toMatch(/^body field "maxPages": /);
   });
 
+  it('refuses a scope the workers could not compile, before anything starts', () => {
+    // Before, these reached the workers, whose every scope-needing activity failed for good while the
+    // crawl waited with nothing fetched, forever.
+    const cases = [
+      { field: 'exclude', flag: 'exclude', value: ['/[/'], message: /is not a valid regex/ },
+      { field: 'exclude', flag: 'exclude', value: ['//'], message: /empty regex/ },
+      { field: 'includePrefixes', flag: 'includePrefix', value: ['ftp://x'], message: /neither an http/ },
+      { field: 'domains', flag: 'domain', value: ['bad host!'], message: /is not a host name/ },
+    ] as const;
+    for (const { field, flag, value, message } of cases) {
+      const scope = field === 'domains' ? { scope: 'domains' as const } : {};
+      const built = thrown(() => buildCrawlSpec({ seeds: [SEED], ...scope, [field]: value }, 'c'));
+      expect(built, String(value)).toBeInstanceOf(InvalidCrawlSpecError);
+      expect((built as InvalidCrawlSpecError).issues, String(value)).toEqual([
+        { field: `${field}.0`, message: expect.stringMatching(message) },
+      ]);
+      const body = thrown(() => specFromBody({ seeds: [SEED], ...scope, [field]: value })) as ApiError;
+      expect(body.statusCode).toBe(400);
+      expect(body.message).toMatch(new RegExp(`^body field "${field}\\.0": `));
+      const cli = thrown(() => specFromFlags([SEED], { ...scope, [flag]: value }));
+      expect(cli).toBeInstanceOf(UsageError);
+      expect((cli as Error).message).toMatch(/^--(exclude|include-prefix|domain): /);
+      expect(thrown(() => scheduledSpecFromFlags([SEED], { ...scope, [flag]: value }))).toBeInstanceOf(
+        UsageError,
+      );
+    }
+    // What compiles still passes: a glob, a valid regex, a path prefix, a host.
+    const spec = buildCrawlSpec(
+      {
+        seeds: [SEED],
+        scope: 'domains',
+        domains: ['example.org'],
+        includePrefixes: ['/guide/'],
+        exclude: ['*.pdf', '/\\?page=\\d+/'],
+      },
+      'c',
+    );
+    expect(spec.exclude).toEqual(['*.pdf', '/\\?page=\\d+/']);
+  });
+
   it('builds a schedule spec without a crawl id, validated like a crawl', () => {
     const spec = scheduledSpecFromFlags([SEED], { maxPages: 5, crawlId: 'ignored' });
     expect(spec).not.toHaveProperty('crawlId');

@@ -325,6 +325,22 @@ describe('an invalid crawl spec', () => {
     await expectInvalidSpec('unknown-field', { seeds: ['http://127.0.0.1:9/'], maxPage: 5 }, /maxPage/);
   });
 
+  it('fails at once on a scope the workers cannot compile, naming the pattern', async () => {
+    // A spec started from the Temporal CLI or UI skips gleaner's own checks (domain/crawl-request.ts);
+    // it used to hang, fetching nothing, with every scope-needing activity failing for good.
+    const error = await crawl('bad-exclude', { seeds: ['http://127.0.0.1:9/'], exclude: ['/[/'] }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause as Error & { cause?: ApplicationFailure };
+    const failure = cause.cause ?? cause;
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect((failure as ApplicationFailure).type).toBe('ScopeSpecError');
+    expect((failure as ApplicationFailure).nonRetryable).toBe(true);
+    expect(failure.message).toMatch(/exclude pattern "\/\[\/" is not a valid regex/);
+  }, 30_000);
+
   it('rejects a seed that is not an http(s) URL with the same failure type', async () => {
     await expectInvalidSpec(
       'ftp-seed',
