@@ -207,6 +207,12 @@ export class BrowserPool {
         headless: true,
         args: CHROMIUM_FLAGS,
         timeout: this.launchTimeoutMs,
+        // Playwright's own handlers exit the process (130 on Ctrl-C) before gleaner's shutdown runs:
+        // no "interrupted, resume with …" line and the store's lock left behind. The pool closes its
+        // browsers on shutdown, and the watchdog kills them if this process dies first.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
       });
     } catch (error) {
       const message = (error as Error).message;

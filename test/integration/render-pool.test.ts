@@ -93,6 +93,8 @@ describe('BrowserPool', () => {
 
   it('a hung page hits its deadline, the browser is killed, and the next page gets a fresh browser', async () => {
     const pool = new BrowserPool({ maxPages: 1 });
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    const listenersBefore = signals.map((signal) => process.listenerCount(signal));
     try {
       const started = Date.now();
       // The settle wait is bounded: a page that never goes quiet is read as it is.
@@ -115,6 +117,9 @@ describe('BrowserPool', () => {
       });
       expect(again.html).toContain('rendered page 7');
       expect(pool.launchedGroups).toHaveLength(2);
+      // Playwright adds no signal handler of its own: its handler exited the process on Ctrl-C before
+      // gleaner's shutdown could say how to resume and release the store's lock.
+      expect(signals.map((signal) => process.listenerCount(signal))).toEqual(listenersBefore);
       expect(processesInGroups(pool.launchedGroups.slice(0, 1))).toEqual([]);
     } finally {
       await pool.close();
