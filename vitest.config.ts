@@ -51,6 +51,7 @@ const UNIT = [
   'test/activities/page-content-documents.test.ts',
   'test/activities/page-batches.test.ts',
   'test/activities/recrawl-store.test.ts',
+  'test/report/crawl-report.test.ts',
   'test/activities/summarize-llm.test.ts',
   'test/activities/summarize-offline.test.ts',
   'test/api/log-redaction.test.ts',

@@ -40,12 +40,20 @@ const REASON_SQL = `CASE outcome
     WHEN 'robots-unreachable-disallow-all' THEN 'robots-txt-unreachable'
     ELSE outcome END`;
 
+/**
+ * URLs whose last fetch in the crawl failed, grouped by reason. The last, not any: a 429 or 503 that
+ * the crawl fetched again after its Retry-After, and stored, is not a failure of the crawl.
+ */
 export async function failuresByReason(db: Database, crawlId: string): Promise<FailureGroup[]> {
   const result = await db.query<{ reason: string; count: string; samples: string[] }>(
-    `SELECT ${REASON_SQL} AS reason, count(DISTINCT url)::text AS count,
-            (array_agg(DISTINCT url))[1:${SAMPLE_URLS}] AS samples
-       FROM fetches WHERE crawl_id = $1 AND outcome <> ALL($2::text[]) AND outcome NOT LIKE 'sitemap-%'
-      GROUP BY 1 ORDER BY count(DISTINCT url) DESC, 1`,
+    `WITH last AS (
+       SELECT DISTINCT ON (url) url, outcome, status
+         FROM fetches WHERE crawl_id = $1 AND outcome NOT LIKE 'sitemap-%'
+        ORDER BY url, id DESC)
+     SELECT ${REASON_SQL} AS reason, count(*)::text AS count,
+            (array_agg(url ORDER BY url))[1:${SAMPLE_URLS}] AS samples
+       FROM last WHERE outcome <> ALL($2::text[])
+      GROUP BY 1 ORDER BY count(*) DESC, 1`,
     [crawlId, NOT_FAILURES],
   );
   return result.rows.map((row) => ({
