@@ -177,12 +177,35 @@ export function isTableSeparator(line: string): boolean {
 
 /** Heading text as a reader sees it: links and images by their text, emphasis and code marks dropped. */
 export function headingTitle(raw: string): string {
-  return raw
-    .slice(0, MAX_HEADING_TITLE_CHARS)
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/(\*\*|__|[*_`~])(?=\S)([\s\S]*?\S)\1/g, '$2')
-    .replace(/\\([\\`*_{}[\]()#+\-.!|<>~])/g, '$1')
-    .trim();
+  return headingInline(
+    raw.slice(0, MAX_HEADING_TITLE_CHARS).replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1'),
+  ).trim();
+}
+
+/**
+ * The leftmost of: a backslash escape, a code span, a `*`/`~` pair, an `_` pair at word edges.
+ * Escapes are matched as whole pairs, here and inside emphasis, so the `_` of turndown's `\_` can
+ * neither open nor close emphasis: stripping emphasis first read `plot\_gaussian\_process` as
+ * `plot` + emphasised `gaussian\` + `process`. Underscores inside a word are no emphasis
+ * (CommonMark), which keeps an unescaped `use_named_args` whole.
+ */
+const HEADING_INLINE =
+  /\\([!-/:-@[-`{-~])|`([^`]+)`|(\*\*|\*|~~|~)(?=\S)((?:\\[\s\S]|[^\\])*?(?:\\[\s\S]|[^\s\\]))\3|(?<![\p{L}\p{N}_])(__?)(?=\S)((?:\\[\s\S]|[^\\])*?(?:\\[\s\S]|[^\s\\]))\5(?![\p{L}\p{N}_])/gu;
+
+/** Escapes undone, code spans verbatim, emphasis (nested too) reduced to its text. */
+function headingInline(text: string): string {
+  return text.replace(
+    HEADING_INLINE,
+    (
+      _match,
+      escaped?: string,
+      code?: string,
+      _star?: string,
+      starred?: string,
+      _under?: string,
+      underscored?: string,
+    ) => escaped ?? code ?? headingInline(starred ?? underscored ?? ''),
+  );
 }
 
 function parseSections(markdown: string, limits: Limits): Section[] {

@@ -78,14 +78,34 @@ export function proseOf(markdown: string): PageProse {
  */
 function plain(text: string): string {
   return withoutTrailingMarks(
-    replaceAngleTags(replaceLinksWithText(replaceImages(text, ' '), false), ' ')
-      .replace(/`([^`]*)`/g, '$1')
-      // Emphasis markers go; underscores inside identifiers (escaped as \_ by the extractor) stay.
-      .replace(/\*\*|\*|(?<![\w\\])_{1,2}(?=\S)|(?<=[^\s\\])_{1,2}(?!\w)/g, '')
-      .replace(/\\([^A-Za-z0-9\s])/g, '$1')
+    tagsOutsideCode(replaceLinksWithText(replaceImages(text, ' '), false))
+      .replace(PROSE_INLINE, (_match, escaped?: string, code?: string) => escaped ?? code ?? '')
       .replace(/^\s*(>\s*)+/, '')
       .replace(/^\s*([-*+]|\d+[.)])\s+/, ''),
   ).trim();
+}
+
+/** A backslash escape or a code span, whichever starts first; an escaped backtick opens no span. */
+const ESCAPE_OR_CODE = /\\[\s\S]|`[^`]*`/g;
+
+/**
+ * The leftmost of: a backslash escape, a code span, an emphasis marker (`_` only at a word edge).
+ * One pass, so escapes and code spans are consumed whole before their characters can be read as
+ * markers: removing markers first turned `__init__.py` in backticks into `init.py` and left a `\`
+ * of each escaped `*`.
+ */
+const PROSE_INLINE = /\\([^A-Za-z0-9\s])|`([^`]*)`|\*\*|\*|(?<!\w)_{1,2}(?=\S)|(?<=\S)_{1,2}(?!\w)/g;
+
+/** HTML tags removed from the text between code spans: `Vec<f64>` in backticks is code, not a tag. */
+function tagsOutsideCode(text: string): string {
+  let out = '';
+  let copied = 0;
+  for (const match of text.matchAll(ESCAPE_OR_CODE)) {
+    if (match[0][0] !== '`') continue;
+    out += replaceAngleTags(text.slice(copied, match.index), ' ') + match[0];
+    copied = match.index + match[0].length;
+  }
+  return out + replaceAngleTags(text.slice(copied), ' ');
 }
 
 /** `text.replace(/[¶#]+$/, '')`. */
