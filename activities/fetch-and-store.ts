@@ -231,6 +231,7 @@ export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }
     case 'blocked':
       return `blocked by the SSRF guard: ${fetched.message} (allow it with --allow-host)`;
     case 'unsupported-content-type':
+      if (fetched.binary) return `binary content served as ${fetched.contentType ?? 'HTML'}`;
       return fetched.contentEncoding
         ? `unsupported content-encoding ${fetched.contentEncoding}`
         : `not an HTML page (content-type ${fetched.contentType ?? 'missing'})`;

@@ -1,4 +1,5 @@
 import type { ContentTypeName } from '../../domain/crawl-spec.ts';
+import { looksBinary } from '../../extract/binary-content.ts';
 import { DOCUMENT_MEDIA_TYPES, documentTypeOf } from '../../extract/documents/document-type.ts';
 import { InvalidFetchOptionsError } from './errors.ts';
 import type { FetchPageResult } from './fetch-result.ts';
@@ -194,7 +195,8 @@ export function responseKindOf(mediaType: string | undefined, url: string): Cont
 /**
  * A fetched response as the crawl takes it: one of a kind the crawl did not ask for (a `.txt` served
  * as text/plain when only Markdown is wanted, an octet-stream that is no document by its URL) becomes
- * `unsupported-content-type`, as if `fetchPage` had refused it. A PDF or DOCX cut at `--max-body-bytes`
+ * `unsupported-content-type`, as if `fetchPage` had refused it; so does binary data served as HTML
+ * (marked `binary`), which is no page whatever its label says. A PDF or DOCX cut at `--max-body-bytes`
  * becomes `too-large`: unlike HTML or text, half a binary document cannot be read at all.
  */
 export function admitResponseKind(
@@ -212,6 +214,10 @@ export function admitResponseKind(
       ...base,
       ...(fetched.contentType ? { contentType: fetched.contentType } : {}),
     };
+  }
+  // Checked here, before the page is stored, so it never reaches extraction, chunks or search.
+  if (kind === 'html' && looksBinary(fetched.text)) {
+    return { kind: 'unsupported-content-type', ...base, contentType: fetched.contentType, binary: true };
   }
   if (fetched.truncated && (kind === 'pdf' || kind === 'docx'))
     return { kind: 'too-large', ...base, limitBytes: maxBodyBytes };

@@ -89,6 +89,8 @@ export interface FetchUnsupportedContentType extends FetchResultBase {
    * (`zstd`), or `chain of N codings (at most 2)` for a chain longer than `MAX_CONTENT_CODINGS`.
    */
   readonly contentEncoding?: string;
+  /** Set when the media type was HTML but the body is binary data (`looksBinary`), refused by the crawl. */
+  readonly binary?: true;
 }
 
 export interface FetchTooLarge extends FetchResultBase {

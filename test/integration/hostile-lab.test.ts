@@ -3,9 +3,11 @@
  * --wait --json` process holds Temporal's workers, PGlite and the page pipeline. Beside a healthy
  * origin of 120 pages, a second origin serves a render-heuristic bomb (hundreds of thousands of
  * unclosed app roots), a tag-regex bomb (`<a`, `<script`, `<!--` and `<![CDATA[` repeated without
- * an end) and a 3,000-layer Content-Encoding chain. The healthy origin must keep its pace — no gap
- * between its requests above 5 s, measured on this server's own log — the crawl must complete,
- * and each hostile page must be recorded with its reason. Then `gleaner export` of the same store,
+ * an end), a 3,000-layer Content-Encoding chain and random bytes served as text/html (beside real pages
+ * in Latin-1, Shift_JIS, UTF-16 and with stray NULs, which must still be indexed). The healthy origin
+ * must keep its pace — no gap between its requests above 5 s, measured on this server's own log — the
+ * crawl must complete, and each hostile page must be recorded with its reason, the binary one kept out
+ * of the store and search. Then `gleaner export` of the same store,
  * which also holds pages whose paths cannot be written as named (a 100-character CJK segment,
  * `/a` beside `/a.md/x`), exits 0 with every other page written.
  *
@@ -46,6 +48,54 @@ function tagBomb(): string {
   return `<!doctype html><html><head><title>tag bomb</title></head><body><p>start</p>${unclosed.join('')}`;
 }
 
+/** Seeded random bytes: a body no charset makes text of. */
+function noise(length: number): Buffer {
+  const bytes = Buffer.alloc(length);
+  let state = 2024;
+  for (let i = 0; i < length; i++) {
+    state = (state * 1103515245 + 12345) >>> 0;
+    bytes[i] = state >>> 24;
+  }
+  return bytes;
+}
+
+/** Real pages in odd encodings (or with stray control bytes), served as text/html, and a phrase of each. */
+const ODD_PAGES: Record<string, { contentType: string; body: Buffer; phrase: string }> = {
+  '/latin-1.html': {
+    contentType: 'text/html; charset=iso-8859-1',
+    body: Buffer.from(
+      pageHtml('latin-1', [], 'Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e at 20\u00b0C.'),
+      'latin1',
+    ),
+    phrase: 'Café crème brûlée at 20°C.',
+  },
+  '/shift-jis.html': {
+    contentType: 'text/html',
+    body: Buffer.concat([
+      Buffer.from('<!doctype html><html><head><meta charset="shift_jis"><title>sjis</title></head><body><p>'),
+      // 日本語のテスト
+      Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea, 0x82, 0xcc, 0x83, 0x65, 0x83, 0x58, 0x83, 0x67]),
+      Buffer.from(' in Shift JIS.</p></body></html>'),
+    ]),
+    phrase: '日本語のテスト in Shift JIS.',
+  },
+  '/utf-16.html': {
+    contentType: 'text/html',
+    body: Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(pageHtml('utf-16', [], 'Größe und Gewächshaus in UTF-16.'), 'utf16le'),
+    ]),
+    phrase: 'Größe und Gewächshaus in UTF-16.',
+  },
+  '/stray-nul.html': {
+    contentType: 'text/html; charset=utf-8',
+    body: Buffer.from(
+      pageHtml('stray', [], 'A template left\u0000 three NULs\u0000 and a tab\u000b in\u0000 here.'),
+    ),
+    phrase: 'three NULs',
+  },
+};
+
 /** The same small page gzipped once per layer, with one `gzip` per layer in Content-Encoding. */
 function encodingChain(): { body: Buffer; header: string } {
   let body: Buffer = Buffer.from(pageHtml('encoded', []));
@@ -71,7 +121,13 @@ beforeAll(async () => {
   const chain = encodingChain();
   hostile.route(
     '/',
-    html(pageHtml('hostile', ['/render-bomb', '/tag-bomb', '/encoding-chain', '/fine'], 'Hostile origin.')),
+    html(
+      pageHtml(
+        'hostile',
+        ['/render-bomb', '/tag-bomb', '/encoding-chain', '/binary.html', '/fine', ...Object.keys(ODD_PAGES)],
+        'Hostile origin.',
+      ),
+    ),
   );
   hostile.route('/render-bomb', html(renderBomb()));
   hostile.route('/tag-bomb', html(tagBomb()));
@@ -81,6 +137,14 @@ beforeAll(async () => {
       .end(chain.body);
   });
   hostile.route('/fine', html(pageHtml('fine', [], 'A normal page on the hostile origin.')));
+  const binary = noise(5000);
+  hostile.route('/binary.html', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end(binary);
+  });
+  for (const [oddPath, odd] of Object.entries(ODD_PAGES))
+    hostile.route(oddPath, (_req, res) => {
+      res.writeHead(200, { 'content-type': odd.contentType }).end(odd.body);
+    });
   home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-hostile-'));
   out = mkdtempSync(path.join(os.tmpdir(), 'gleaner-hostile-export-'));
 });
@@ -93,7 +157,7 @@ afterAll(async () => {
 
 describe('hostile pages beside a healthy origin, on the embedded default', () => {
   it(
-    'keeps the healthy origin at its pace, completes, records each hostile page by its reason, and exports',
+    'keeps the healthy origin at its pace, completes, records each hostile page by its reason, keeps binary out of search, and exports',
     async () => {
       const started = Date.now();
       const crawl = await runGleaner(
@@ -140,6 +204,7 @@ describe('hostile pages beside a healthy origin, on the embedded default', () =>
       // Every line of the fetch log per hostile path: a page stopped at its deadline has an `ok` line
       // for its fetch and an `extract-timeout` line for its extraction.
       const records: Record<string, { outcomes: string[]; errors: string[]; extracted: boolean }> = {};
+      let stored: { path: string; markdown: string | null; chunks: number }[] = [];
       try {
         const rows = await db.query<{
           url: string;
@@ -160,6 +225,16 @@ describe('hostile pages beside a healthy origin, on the embedded default', () =>
           if (row.error) record.errors.push(row.error);
           record.extracted ||= row.extracted;
         }
+        const pages = await db.query<{ url: string; markdown: string | null; chunks: string }>(
+          `SELECT p.url, p.markdown, (SELECT count(*) FROM chunks c WHERE c.page_id = p.id)::text AS chunks
+             FROM pages p WHERE p.url LIKE $1`,
+          [`${hostile.origin}/%`],
+        );
+        stored = pages.rows.map((row) => ({
+          path: new URL(row.url).pathname,
+          markdown: row.markdown,
+          chunks: Number(row.chunks),
+        }));
       } finally {
         await db.close();
       }
@@ -177,6 +252,28 @@ describe('hostile pages beside a healthy origin, on the embedded default', () =>
         ).toBe(true);
       }
       expect(records['/fine']?.extracted).toBe(true);
+      // Random bytes served as text/html are refused before extraction, like a type that is no page:
+      // skipped with the reason in the fetch log, no page row, no chunks, nothing to search or export.
+      expect(records['/binary.html']?.outcomes).toEqual(['unsupported-content-type']);
+      expect(records['/binary.html']?.errors).toEqual(['binary content served as text/html']);
+      expect(stored.map((page) => page.path)).not.toContain('/binary.html');
+      // The encoding chain and the binary page.
+      expect(summary.skipped).toBe(2);
+      // Real pages in odd encodings, or with a few stray NULs, are read and chunked as before.
+      for (const [oddPath, odd] of Object.entries(ODD_PAGES)) {
+        const page = stored.find((row) => row.path === oddPath);
+        expect(records[oddPath]?.outcomes, oddPath).toEqual(['ok']);
+        expect(page?.markdown, oddPath).toContain(odd.phrase);
+        expect(page?.chunks, oddPath).toBeGreaterThan(0);
+      }
+      // Nor does search answer with it: before, its chunks of U+FFFD came up for any query.
+      const search = await runGleaner(['search', 'anything at all', '--k', '100', '--json'], {
+        GLEANER_HOME: home,
+      });
+      expect(search.code, search.stderr).toBe(0);
+      const hits = (JSON.parse(search.stdout).hits as { url: string }[]).map((hit) => hit.url);
+      expect(hits.length).toBeGreaterThan(0);
+      expect(hits).not.toContain(`${hostile.origin}/binary.html`);
 
       const exported = await runGleaner(['export', '--out', out, '--json'], { GLEANER_HOME: home });
       expect(exported.code, exported.stderr.slice(-2000)).toBe(0);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { admitResponseKind, mediaTypesFor, responseKindOf } from '../../../activities/http/fetch-options';
 import type { FetchPageResult } from '../../../activities/http/fetch-result';
 
-function ok(contentType: string, url: string, truncated = false): FetchPageResult {
+function ok(contentType: string, url: string, truncated = false, text = 'x'): FetchPageResult {
   return {
     kind: 'ok',
     requestedUrl: url,
@@ -18,8 +18,8 @@ function ok(contentType: string, url: string, truncated = false): FetchPageResul
     timings: { startedAtMs: 0, totalMs: 1 },
     bytes: 10,
     wireBytes: 10,
-    body: Buffer.from('x'),
-    text: 'x',
+    body: Buffer.from(text),
+    text,
     charset: 'utf-8',
     contentType,
     ...(truncated ? { truncated: true } : {}),
@@ -58,5 +58,19 @@ describe('response kinds and the crawl content types', () => {
     expect(cut).toMatchObject({ kind: 'too-large', limitBytes: 100 });
     // Text cut at the cap is still text: kept, as HTML is.
     expect(admitResponseKind(ok('text/plain', 'https://h.org/n.txt', true), ['text'], 100).kind).toBe('ok');
+  });
+
+  it('refuses binary data served as HTML, marked as such, and keeps a page with a stray NUL', () => {
+    const noise = Array.from({ length: 4096 }, (_, i) => String.fromCharCode((i * 131 + 7) % 256)).join('');
+    const refused = admitResponseKind(ok('text/html', 'https://h.org/a.html', false, noise), ['html'], 1e6);
+    expect(refused).toMatchObject({
+      kind: 'unsupported-content-type',
+      contentType: 'text/html',
+      binary: true,
+    });
+    const page = '<html><body><p>Runner beans climb fast.\u0000</p></body></html>';
+    expect(admitResponseKind(ok('text/html', 'https://h.org/b.html', false, page), ['html'], 1e6).kind).toBe(
+      'ok',
+    );
   });
 });
