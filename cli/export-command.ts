@@ -9,11 +9,15 @@
  * Exit status: 0 when the export ran to the end, even if some pages could not be written (their
  * count is printed and each is listed with its error in export-report.json); 1 when it could not
  * run to the end (the output folder, the manifest or the report could not be written) or when there
- * were pages to export and not one of them could be written; 2 for bad flags or no corpus.
+ * were pages to export and not one of them could be written; 2 for bad flags, an --out that cannot
+ * be a folder, a --crawl or --origin the store does not know, or no corpus. A crawl or origin the
+ * store knows but with no page to export is not an error: the export runs and a note says why.
  */
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
-import { type ExportSummary, exportCorpus } from '../export/export-corpus';
+import { type ExportSummary, exportCorpus, UnknownSelectionError } from '../export/export-corpus';
 import { openStore } from '../infra/embedded-store';
 import { UsageError } from './errors';
 
@@ -48,6 +52,7 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
   if (userAgent.trim() === '' || /[\r\n\0]/.test(userAgent))
     throw new UsageError('--user-agent must be one non-empty line');
   const out = path.resolve(options.out);
+  await checkOutFolder(out);
   const db = await openStore({ requireCorpus: true });
   let nothingWritten = false;
   try {
@@ -73,7 +78,12 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
         lastReportMs = now;
         process.stderr.write(`export: ${done}/${total} pages\n`);
       },
+    }).catch((error: unknown) => {
+      if (error instanceof UnknownSelectionError) throw new UsageError(error.message);
+      throw error;
     });
+    if (summary.pages === 0 && summary.failures === 0)
+      process.stderr.write(`export: ${emptyNote(options, origin)}\n`);
     nothingWritten = summary.pages === 0 && summary.failures > 0;
     if (summary.failures > 0)
       process.stderr.write(
@@ -91,6 +101,56 @@ export async function runExportCommand(options: ExportCommandOptions): Promise<v
     // main.ts exits 0 after a command returns; an export that wrote nothing is a failure.
     process.exit(1);
   }
+}
+
+/**
+ * Refuses an --out that cannot be a folder before the store is opened and anything is written: an
+ * existing file, a file among its parents, a parent this user may not write in.
+ */
+async function checkOutFolder(out: string): Promise<void> {
+  let current = out;
+  for (;;) {
+    const stats = await stat(current).catch((error: NodeJS.ErrnoException) => {
+      // ENOTDIR: a parent is a file; the walk up finds which.
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw new UsageError(`--out ${out}: cannot use ${current} (${error.code ?? error.message})`);
+    });
+    if (stats === undefined) {
+      const parent = path.dirname(current);
+      if (parent === current) return;
+      current = parent;
+      continue;
+    }
+    if (!stats.isDirectory())
+      throw new UsageError(
+        current === out
+          ? `--out ${out} is a file, not a folder`
+          : `--out ${out}: ${current} is a file, not a folder`,
+      );
+    const writable = await access(current, constants.W_OK | constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+    if (!writable)
+      throw new UsageError(
+        current === out
+          ? `--out ${out}: no permission to write in that folder`
+          : `--out ${out}: no permission to create it in ${current}`,
+      );
+    return;
+  }
+}
+
+/** Why an export that ran wrote no page: the crawl or origin is known, but none of its pages qualifies. */
+function emptyNote(options: ExportCommandOptions, origin: string | undefined): string {
+  const exported = 'only pages with Markdown that were not removed are exported';
+  if (options.crawl !== undefined)
+    return (
+      `crawl ${options.crawl} is in the store but no page to export carries it: a page belongs to the ` +
+      `last crawl that stored it (a 304 Not Modified leaves it with the earlier crawl), and ${exported}`
+    );
+  if (origin !== undefined) return `origin ${origin} is in the store but has no page to export: ${exported}`;
+  return `the store has no page to export: ${exported}`;
 }
 
 function printSummary(summary: ExportSummary, out: string): void {

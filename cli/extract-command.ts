@@ -9,8 +9,8 @@
  * `{"id","line","error"}` in its place and the rest go on; a summary goes to stderr, and the exit
  * status is 1 when any line failed.
  */
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import type { ReadStream, Stats } from 'node:fs';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { gunzipSync } from 'node:zlib';
@@ -63,18 +63,7 @@ function format(page: ExtractedPage, kind: ExtractFormat): string {
 
 async function runManifest(manifest: string): Promise<void> {
   const folder = path.dirname(manifest);
-  const stream = createReadStream(manifest, { encoding: 'utf8' });
-  const opened = new Promise<void>((resolve, reject) => {
-    stream.once('open', () => resolve());
-    stream.once('error', (error) => reject(error));
-  });
-  try {
-    await opened;
-  } catch (error) {
-    throw new UsageError(
-      `cannot read --manifest ${manifest}: ${(error as { code?: string }).code ?? (error as Error).message}`,
-    );
-  }
+  const stream = await openManifest(manifest);
   let lineNumber = 0;
   let extracted = 0;
   const failedLines: number[] = [];
@@ -102,6 +91,47 @@ async function runManifest(manifest: string): Promise<void> {
   throw new ManifestLinesFailedError(
     `${summary} (line${failedLines.length > 1 ? 's' : ''} ${shown}${failedLines.length > 20 ? ', …' : ''})`,
   );
+}
+
+/**
+ * The manifest opened for reading, checked before the first line: a folder opens without error on
+ * Linux and fails only at the first read (EISDIR), which would surface as an unexpected error.
+ */
+async function openManifest(manifest: string): Promise<ReadStream> {
+  const cannot = (reason: string) => new UsageError(`cannot read --manifest ${manifest}: ${reason}`);
+  let handle: FileHandle;
+  try {
+    handle = await open(manifest, 'r');
+  } catch (error) {
+    throw cannot(describeFileError(error));
+  }
+  let stats: Stats;
+  try {
+    stats = await handle.stat();
+  } catch (error) {
+    await handle.close();
+    throw cannot(describeFileError(error));
+  }
+  if (stats.isDirectory()) {
+    await handle.close();
+    throw cannot('it is a folder, not a file (EISDIR)');
+  }
+  return handle.createReadStream({ encoding: 'utf8' });
+}
+
+function describeFileError(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file (ENOENT)';
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${code})`;
+    case 'ENOTDIR':
+      return 'a part of the path is not a folder (ENOTDIR)';
+    default:
+      return code ?? (error as Error).message;
+  }
 }
 
 type ManifestOutput =

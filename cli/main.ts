@@ -184,7 +184,10 @@ program
   .argument('<query...>', 'what to look for (several words are joined)')
   .option('--k <n>', 'hits to show, 1 to 100 (default 10)', integerOption('--k', 1))
   .option('--domain <host>', 'only this host and its subdomains, or one origin (scheme://host:port)')
-  .option('--crawl <id>', 'only pages fetched by this crawl')
+  .option(
+    '--crawl <id>',
+    'only pages this crawl stored last (a 304 Not Modified leaves a page with the crawl before)',
+  )
   .option('--prefix <path>', 'only URLs under this path (/docs/) or URL prefix')
   .option(
     '--per-page <n>',
@@ -226,7 +229,10 @@ program
     integerOption('--per-page', 1),
   )
   .option('--domain <host>', 'only this host and its subdomains, or one origin (scheme://host:port)')
-  .option('--crawl <id>', 'only pages fetched by this crawl')
+  .option(
+    '--crawl <id>',
+    'only pages this crawl stored last (a 304 Not Modified leaves a page with the crawl before)',
+  )
   .option('--prefix <path>', 'only URLs under this path (/docs/) or URL prefix')
   .addOption(
     new Option('--mode <mode>', 'retrievers to use (default hybrid)').choices([
@@ -256,7 +262,10 @@ program
     'write the corpus as a Markdown tree (DIR/<host>/<path>.md with YAML frontmatter, images, llms.txt)',
   )
   .requiredOption('--out <dir>', 'folder to write (re-exporting updates it in place)')
-  .option('--crawl <id>', 'only pages last fetched by this crawl')
+  .option(
+    '--crawl <id>',
+    'only pages this crawl stored last (a 304 Not Modified leaves a page with the crawl before)',
+  )
   .option('--origin <url>', 'only pages of this origin (scheme://host:port)')
   .option('--assets', 'fetch and store the images pages show (default)')
   .option('--no-assets', 'leave image links pointing at their sites')

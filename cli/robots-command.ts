@@ -65,7 +65,11 @@ export async function runRobotsCommand(urls: string[], options: RobotsCommandOpt
   }
   const origins = urls.map((url) => {
     const canonical = canonicalizeUrl(url);
-    if (canonical === null) throw new UsageError(`not a valid http(s) URL: ${url}`);
+    if (canonical === null) {
+      // A path alone is the likely slip with --robots-file, whose rules seem to need no origin.
+      const hint = url.startsWith('/') ? ` (give the whole URL, like https://example.com${url})` : '';
+      throw new UsageError(`not a valid http(s) URL: ${url}${hint}`);
+    }
     return new URL(canonical).origin;
   });
 

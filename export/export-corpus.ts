@@ -6,8 +6,9 @@
  *
  * One page never stops the export: a page whose file cannot be written (a name the file system
  * refuses, a symbolic link on its path, a full disk) is listed with its error under `failures` in
- * `export-report.json` and every other page is still written. What does stop it — the store cannot
- * be read, the output folder cannot be made, the manifest or the report cannot be written — throws.
+ * `export-report.json` and every other page is still written. What does stop it — a crawl id or
+ * origin the store does not know (before anything is written), the store cannot be read, the output
+ * folder cannot be made, the manifest or the report cannot be written — throws.
  */
 import path from 'node:path';
 import type { Database, SqlParam } from '../db/database';
@@ -27,7 +28,10 @@ export const EXPORT_REPORT_FILE = 'export-report.json';
 
 export interface ExportOptions {
   out: string;
-  /** Only pages last fetched by this crawl. */
+  /**
+   * Only pages whose stored copy this crawl wrote: `pages.crawl_id` is the last crawl that stored the
+   * page from a 2xx response. A later crawl's 304 Not Modified leaves the page with the earlier one.
+   */
   crawlId?: string;
   /** Only pages of this origin (`scheme://host[:port]`). */
   origin?: string;
@@ -75,6 +79,23 @@ export interface ExportSummary {
   elapsedMs: number;
 }
 
+/**
+ * `crawlId` or `origin` names nothing the store has ever held: most likely a typing mistake, so the
+ * export stops before it writes anything instead of leaving an empty tree.
+ */
+export class UnknownSelectionError extends Error {
+  override readonly name = 'UnknownSelectionError';
+  constructor(
+    message: string,
+    /** Up to five crawl ids of the store, newest first, when a crawl id was unknown. */
+    readonly knownCrawls: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+const KNOWN_CRAWLS_SHOWN = 5;
+
 const PAGE_BATCH = 100;
 
 interface PageRow {
@@ -96,6 +117,7 @@ interface PageRow {
 
 export async function exportCorpus(db: Database, options: ExportOptions): Promise<ExportSummary> {
   const started = Date.now();
+  await checkSelection(db, options);
   const { where, params } = await pageFilter(db, options);
   const { rows: urlRows } = await db.query<{ url: string; final_url: string }>(
     `SELECT p.url, p.final_url FROM pages p WHERE ${where} ORDER BY p.url`,
@@ -220,6 +242,43 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
     ...(chunks === undefined ? {} : { chunks: chunks.count }),
     elapsedMs: Date.now() - started,
   };
+}
+
+/**
+ * Throws when the crawl id or origin asked for is not in the store at all. One that is there but has
+ * no page to export (its pages were stored again by a later crawl, or have no Markdown) is not a
+ * mistake: that export runs and writes no page.
+ */
+async function checkSelection(db: Database, options: ExportOptions): Promise<void> {
+  if (options.crawlId !== undefined) {
+    // Pages may name a crawl the crawls table does not hold (a store filled by other tools).
+    const { rows } = await db.query<{ known: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM crawls WHERE id = $1) OR EXISTS (SELECT 1 FROM pages WHERE crawl_id = $1) AS known`,
+      [options.crawlId],
+    );
+    if (rows[0]?.known !== true) {
+      const { rows: recent } = await db.query<{ id: string }>(
+        'SELECT id FROM crawls ORDER BY started_at DESC, id LIMIT $1',
+        [KNOWN_CRAWLS_SHOWN],
+      );
+      const known = recent.map((row) => row.id);
+      throw new UnknownSelectionError(
+        `no crawl "${options.crawlId}" in the store` +
+          (known.length > 0 ? `; latest crawls: ${known.join(', ')}` : '; it holds no crawl'),
+        known,
+      );
+    }
+  }
+  if (options.origin !== undefined) {
+    const { rows } = await db.query<{ known: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM pages WHERE origin = $1) AS known',
+      [options.origin],
+    );
+    if (rows[0]?.known !== true)
+      throw new UnknownSelectionError(
+        `no page of origin ${options.origin} in the store (scheme, host and port must match the crawled URLs)`,
+      );
+  }
 }
 
 /** The pages an export takes: those with Markdown, in the chosen crawl or origin, not removed. */

@@ -13,9 +13,10 @@
  * output folder itself may be a link: that is the user's choice, resolved once when it is opened.
  */
 import { createHash } from 'node:crypto';
-import { constants, createReadStream, type WriteStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { compareCodePoints } from './tree-paths';
 
 export const MANIFEST_FILE = '.gleaner-export.json';
@@ -236,25 +237,23 @@ export class TreeWriter {
     await this.makeParents(file, full);
     const temporary = this.temporaryFor(full);
     const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
-    const out: WriteStream = handle.createWriteStream();
+    const out = pacedWrites(handle.createWriteStream());
     const hash = createHash('sha256');
     let size = 0;
     return {
-      write: (text: string) =>
-        new Promise<void>((resolve, reject) => {
-          const bytes = Buffer.from(text, 'utf8');
-          hash.update(bytes);
-          size += bytes.length;
-          if (out.write(bytes)) resolve();
-          else {
-            out.once('drain', resolve);
-            out.once('error', reject);
-          }
-        }),
+      write: (text: string) => {
+        const bytes = Buffer.from(text, 'utf8');
+        hash.update(bytes);
+        size += bytes.length;
+        return out.write(bytes);
+      },
       close: async () => {
-        await new Promise<void>((resolve, reject) =>
-          out.end((error?: Error | null) => (error ? reject(error) : resolve())),
-        );
+        try {
+          await out.end();
+        } catch (error) {
+          await unlink(temporary).catch(() => {});
+          throw error;
+        }
         const digest = hash.digest('hex');
         await this.checked(file);
         if ((await fileSize(full)) === size && (await sha256File(full)) === digest) {
@@ -337,6 +336,47 @@ export class TreeWriter {
       throw error;
     }
   }
+}
+
+/** Writes to a stream in turn, each write waiting for `drain` when the stream's buffer is full. */
+export interface PacedWrites {
+  write(bytes: Buffer): Promise<void>;
+  /** Ends the stream; rejects with the stream's error if it had one. */
+  end(): Promise<void>;
+}
+
+/**
+ * One `error` listener for the stream's whole life: a listener added per full buffer and left
+ * behind once `drain` came piled up past Node's limit of ten (MaxListenersExceededWarning on every
+ * large export). An error with no write waiting is kept and fails the next write or the end, and
+ * the listener being there keeps it from crashing the process meanwhile.
+ */
+export function pacedWrites(out: Writable): PacedWrites {
+  let failure: Error | undefined;
+  const waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  out.on('error', (error) => {
+    failure ??= error;
+    for (const waiter of waiting.splice(0)) waiter.reject(error);
+  });
+  out.on('drain', () => {
+    for (const waiter of waiting.splice(0)) waiter.resolve();
+  });
+  return {
+    write: (bytes) =>
+      new Promise<void>((resolve, reject) => {
+        // A destroyed stream never drains: a write after its error would wait forever.
+        const error = failure ?? out.errored;
+        if (error) reject(error);
+        else if (out.write(bytes)) resolve();
+        else waiting.push({ resolve, reject });
+      }),
+    end: () =>
+      new Promise<void>((resolve, reject) => {
+        const error = failure ?? out.errored;
+        if (error) reject(error);
+        else out.end((endError?: Error | null) => (endError ? reject(endError) : resolve()));
+      }),
+  };
 }
 
 async function fileSize(file: string): Promise<number | undefined> {

@@ -1,10 +1,20 @@
 /**
  * `gleaner export` and `gleaner report` refuse bad flags with one line and exit 2, touching no store;
- * an export of pages a file system cannot take as they are still exits 0 with every page written,
+ * so are an --out that cannot be a folder and a --crawl or --origin the store does not know, while a
+ * crawl the store knows with no page to export runs, writes no page and says why. An export of pages a file system cannot take as they are still exits 0 with every page written,
  * one page that cannot be written is reported and the rest written, and only an export that could
  * write no page at all exits 1.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +75,10 @@ describe('gleaner export of pages written by strangers', () => {
     const db = await PgliteDatabase.open({ dataDir: path.join(storeHome, 'pgdata'), socket: false });
     try {
       await migrate(db);
+      // `recrawl` stored no page: every page answered it 304 Not Modified, say, and stays with `c`.
+      await db.query(
+        `INSERT INTO crawls (id, spec, started_at) VALUES ('c', '{}', now() - interval '1 day'), ('recrawl', '{}', now())`,
+      );
       for (const url of urls) {
         const { rows } = await db.query<{ id: number }>(
           `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_hash, title, markdown, metadata,
@@ -127,5 +141,53 @@ describe('gleaner export of pages written by strangers', () => {
     expect(lastLine(result.stderr)).toMatch(/no page could be written/);
     expect(JSON.parse(lastLine(result.stdout))).toMatchObject({ pages: 0, failures: urls.length });
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('refuses an --out that is a file, or lies under one, naming it', async () => {
+    const file = path.join(home, 'a-file');
+    writeFileSync(file, 'not a folder');
+    const result = await runGleaner(['export', '--out', file, '--no-assets'], storeEnv);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+    expect(lastLine(result.stderr)).toBe(`gleaner: --out ${file} is a file, not a folder`);
+    const below = await runGleaner(['export', '--out', path.join(file, 'x'), '--no-assets'], storeEnv);
+    expect(below.code).toBe(2);
+    expect(lastLine(below.stderr)).toBe(
+      `gleaner: --out ${path.join(file, 'x')}: ${file} is a file, not a folder`,
+    );
+  });
+
+  it('refuses a --crawl or --origin the store does not know, naming it and the latest crawls', async () => {
+    const out = path.join(home, 'out-unknown');
+    const crawl = await runGleaner(['export', '--out', out, '--crawl', 'nope', '--no-assets'], storeEnv);
+    expect(crawl.code).toBe(2);
+    expect(crawl.stderr).not.toMatch(/^\s+at /m);
+    expect(lastLine(crawl.stderr)).toBe('gleaner: no crawl "nope" in the store; latest crawls: recrawl, c');
+    const other = await runGleaner(
+      ['export', '--out', out, '--origin', 'http://127.0.0.1:9999', '--no-assets'],
+      storeEnv,
+    );
+    expect(other.code).toBe(2);
+    expect(lastLine(other.stderr)).toMatch(
+      /^gleaner: no page of origin http:\/\/127\.0\.0\.1:9999 in the store/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('exports a crawl the store knows but whose pages another crawl stored last: no page, a note, exit 0', async () => {
+    const out = path.join(home, 'out-recrawl');
+    const result = await runGleaner(
+      ['export', '--out', out, '--crawl', 'recrawl', '--no-assets', '--json'],
+      storeEnv,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(lastLine(result.stdout))).toMatchObject({ pages: 0, failures: 0 });
+    expect(result.stderr).toMatch(/crawl recrawl is in the store but no page to export carries it/);
+    const byOrigin = await runGleaner(
+      ['export', '--out', path.join(home, 'out-origin'), '--origin', origin, '--no-assets', '--json'],
+      storeEnv,
+    );
+    expect(byOrigin.code, byOrigin.stderr).toBe(0);
+    expect(JSON.parse(lastLine(byOrigin.stdout))).toMatchObject({ pages: urls.length });
   });
 });

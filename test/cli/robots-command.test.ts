@@ -138,6 +138,14 @@ describe('gleaner robots --robots-file (no network)', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('a path alone is refused with the whole URL to give instead', async () => {
+    const result = await runGleaner(['robots', '--robots-file', robotsFile, '/b?q=1']);
+    expect(result.code).toBe(2);
+    expect(lastLine(result.stderr)).toBe(
+      'gleaner: not a valid http(s) URL: /b?q=1 (give the whole URL, like https://example.com/b?q=1)',
+    );
+  });
+
   it('an unreadable robots file is one line and exit 2', async () => {
     const result = await runGleaner([
       'robots',

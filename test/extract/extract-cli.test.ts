@@ -145,7 +145,14 @@ describe('gleaner extract', () => {
   it('reports bad input in one line with exit status 2', async () => {
     const cases: [string[], RegExp][] = [
       [['extract', path.join(dir, 'missing.html')], /^gleaner: cannot read .*ENOENT/],
-      [['extract', '--manifest', path.join(dir, 'none.jsonl')], /^gleaner: cannot read --manifest .*ENOENT/],
+      [
+        ['extract', '--manifest', path.join(dir, 'none.jsonl')],
+        /^gleaner: cannot read --manifest .*none\.jsonl: no such file \(ENOENT\)$/,
+      ],
+      [
+        ['extract', '--manifest', path.join(dir, 'a-folder')],
+        /^gleaner: cannot read --manifest .*a-folder: it is a folder, not a file \(EISDIR\)$/,
+      ],
       [
         ['extract', path.join(dir, 'install.html'), '--url', 'ftp://x'],
         /^gleaner: --url must be http or https/,
@@ -156,6 +163,7 @@ describe('gleaner extract', () => {
       const result = results[index] ?? { code: null, stderr: '' };
       expect(result.code, args.join(' ')).toBe(2);
       expect(lastLine(result.stderr)).toMatch(message);
+      expect(result.stderr).not.toMatch(/^\s+at /m);
     }
   });
 });

@@ -17,7 +17,7 @@ import { isValidTagSet } from '../../domain/tags';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { FRONTMATTER_FIELDS } from '../../export/page-file';
 import { logger } from '../../infra/logger';
-import { runGleaner } from '../../testbed/gleaner-process';
+import { lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 import { unpackSite } from '../../testbed/sites';
 import { startTestStack, type TestStack } from '../../testbed/stack';
@@ -123,6 +123,8 @@ describe('gleaner export of a crawled skopt site', () => {
     expect(summary.pages).toBe(rows[0]?.n);
     expect(summary.pages).toBeGreaterThan(15);
     expect(result.stderr).toMatch(/export: \d+\/\d+ pages/);
+    // chunks.jsonl and llms-full.txt are streamed in many writes that wait for the file to drain.
+    expect(result.stderr).not.toMatch(/MaxListenersExceededWarning/);
 
     const host = `127.0.0.1_${site.port}`;
     pageFiles = walk(out).filter((file) => file.endsWith('.md'));
@@ -345,6 +347,19 @@ describe('gleaner export of a crawled skopt site', () => {
     for (const name of changed.filter((n) => n.endsWith('.md'))) {
       expect(before.get(name)).toBeDefined();
     }
+  });
+
+  it('a --crawl the store does not know exits 2 naming the crawls it has; the crawl it has exports', async () => {
+    const before = snapshot();
+    const unknown = await exportCli(['--crawl', 'export-skopt-typo']);
+    expect(unknown.code).toBe(2);
+    expect(lastLine(unknown.stderr)).toMatch(
+      /^gleaner: no crawl "export-skopt-typo" in the store; latest crawls: .*\bexport-skopt\b/,
+    );
+    expect(snapshot()).toEqual(before);
+    const known = await exportCli(['--crawl', 'export-skopt']);
+    expect(known.code, known.stderr).toBe(0);
+    expect(JSON.parse(known.stdout).pages).toBeGreaterThan(15);
   });
 });
 
