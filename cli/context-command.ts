@@ -56,7 +56,7 @@ export async function runContextCommand(question: string, options: ContextComman
     }
     process.stdout.write(`${result.text}\n`);
     process.stderr.write(
-      `${result.passages.length} passages, ${result.usedTokens} of ${result.budgetTokens} tokens\n`,
+      `${result.passages.length} passage${result.passages.length === 1 ? '' : 's'}, ${result.usedTokens} of ${result.budgetTokens} tokens\n`,
     );
   } finally {
     await Promise.all([db.close(), model?.then((embedder) => embedder?.close())]);

@@ -20,7 +20,7 @@ export function mcpContext(assemble: AssembleContext): McpContext {
         ? [...notes, `No passages found for "${result.question}".`].join('\n')
         : [
             ...notes,
-            `${result.passages.length} passages for "${result.question}" (${result.usedTokens} of ${result.budgetTokens} tokens); cite as [n] with the URL.`,
+            `${result.passages.length} passage${result.passages.length === 1 ? '' : 's'} for "${result.question}" (${result.usedTokens} of ${result.budgetTokens} tokens); cite as [n] with the URL.`,
             '',
             result.text,
           ].join('\n');
