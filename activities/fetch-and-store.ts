@@ -15,6 +15,7 @@ import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable } from '../domain/crawlable';
 import { normalizeLanguageTag } from '../domain/languages';
 import type { LinkExtraction } from '../domain/links';
+import { originGapMs } from '../domain/politeness/gap';
 import { detectRedirectStub, type RedirectStub } from '../domain/redirect-stub';
 import type { FetchTier } from '../domain/render-decision';
 import { parseXRobotsTag, type RobotsVerdict } from '../domain/robots';
@@ -34,7 +35,7 @@ import {
   readFetchedDocumentInThread,
   readFetchedHtmlInThread,
 } from './page-analysis-pool';
-import { handoffLatenessMs, waitForHandoff } from './politeness-wait';
+import { handoffLatenessMs, RequestSpacing, waitForHandoff } from './politeness-wait';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
@@ -56,6 +57,9 @@ export interface FetchAndStoreDeps {
   /** Longest the page's HTML work (links, render heuristics) may run. @default pageDeadlineMs() */
   deadlineMs?: number;
 }
+
+/** Most a fetch waits in all between redirect hops to its own origin: half its 2-minute timeout. */
+const MAX_HOP_WAIT_MS = 60_000;
 
 export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDeps) {
   const scopeFor = createScopeCache();
@@ -93,14 +97,32 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       // Each redirect hop is a request to a URL of its own, so its origin's robots.txt rules it too
       // (RFC 9309 §2.2.2 leaves redirects to the crawler; following into a disallowed path is not polite).
       let refusedHop: { url: string; verdict: RobotsVerdict } | undefined;
+      // A hop to this origin is a request of its own, so it keeps the origin's gap from the end of the
+      // redirect before it: sent at once, a chain put requests 3 ms apart under `Crawl-delay: 1`. A hop
+      // to another origin is not paced here (that origin's workflow never sees it).
+      const hops = new RequestSpacing((ms) => context.sleep(ms));
+      let hopWaitedMs = 0;
       const beforeRedirect = async (location: string): Promise<boolean> => {
-        const hop = await robots.check(location, originOf(location), {
+        const sameOrigin = originOf(location) === origin;
+        if (sameOrigin) hops.ended(origin);
+        const robotsOptions = {
           userAgent: input.spec.userAgent,
           allowHosts: input.spec.allowHosts,
           signal: context.cancellationSignal,
-        });
+        };
+        const hop = await robots.check(location, originOf(location), robotsOptions);
         if (!hop.allowed) refusedHop = { url: location, verdict: hop };
-        return hop.allowed;
+        if (!hop.allowed || !sameOrigin) return hop.allowed;
+        const record = await robots.load(origin, robotsOptions, true);
+        const gapMs = Math.max(
+          input.pacing?.gapMs ?? 0,
+          originGapMs(input.spec.delayMs, robots.crawlDelayMs(record, input.spec.userAgent)),
+        );
+        // Within the activity's time: a chain that would wait longer is not followed (a page then
+        // fails as "redirect … not followed" rather than the activity timing out on every retry).
+        if (hopWaitedMs + gapMs > MAX_HOP_WAIT_MS) return false;
+        hopWaitedMs += await hops.wait(origin, gapMs);
+        return true;
       };
       // Inputs scheduled before `contentTypes` existed took HTML only; their spec has none and now
       // takes every type, as a new crawl's default does.
