@@ -42,12 +42,10 @@ afterAll(async () => {
 /** Each request's start less the previous one's end, in the order the server saw them. */
 function gapsMs(log: RequestLogEntry[]): Array<{ path: string; gapMs: number }> {
   const sorted = [...log].sort((x, y) => x.startedAtMs - y.startedAtMs);
-  return sorted
-    .slice(1)
-    .map((entry, i) => ({
-      path: entry.path,
-      gapMs: entry.startedAtMs - (sorted[i] as RequestLogEntry).endedAtMs,
-    }));
+  return sorted.slice(1).map((entry, i) => ({
+    path: entry.path,
+    gapMs: entry.startedAtMs - (sorted[i] as RequestLogEntry).endedAtMs,
+  }));
 }
 
 async function crawl(crawlId: string, site: SiteServer, delayMs: number): Promise<CrawlSummary> {
