@@ -80,15 +80,16 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       // With robots.txt cached, the verdict and the stored page are read before the politeness wait,
       // so the request leaves as the gap ends (reading them after cost ~25 ms a lap on a busy loop).
       // An expired cache makes the check itself ask the origin for robots.txt: that waits first.
+      const robotsOptions = {
+        userAgent: input.spec.userAgent,
+        allowHosts: input.spec.allowHosts,
+        signal: context.cancellationSignal,
+      };
       let pacedMs: number | undefined;
       let verdict = await robots.cachedVerdict(input.url, origin, input.spec.userAgent);
       if (!verdict) {
         pacedMs = input.pacing ? await waitForGap(input.pacing) : undefined;
-        verdict = await robots.check(input.url, origin, {
-          userAgent: input.spec.userAgent,
-          allowHosts: input.spec.allowHosts,
-          signal: context.cancellationSignal,
-        });
+        verdict = await robots.check(input.url, origin, robotsOptions);
       }
       if (!verdict.allowed) return await robotsBlocked(db, input, verdict);
       // A known page is asked conditionally: an unchanged one answers 304 and costs nothing more.
@@ -101,23 +102,25 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       // redirect before it: sent at once, a chain put requests 3 ms apart under `Crawl-delay: 1`. A hop
       // to another origin is not paced here (that origin's workflow never sees it).
       const hops = new RequestSpacing((ms) => context.sleep(ms));
-      let hopWaitedMs = 0;
-      const beforeRedirect = async (location: string): Promise<boolean> => {
-        const sameOrigin = originOf(location) === origin;
-        if (sameOrigin) hops.ended(origin);
-        const robotsOptions = {
-          userAgent: input.spec.userAgent,
-          allowHosts: input.spec.allowHosts,
-          signal: context.cancellationSignal,
-        };
-        const hop = await robots.check(location, originOf(location), robotsOptions);
-        if (!hop.allowed) refusedHop = { url: location, verdict: hop };
-        if (!hop.allowed || !sameOrigin) return hop.allowed;
+      // The origin's gap, read once a fetch and only if it redirects within the origin.
+      let originGap: Promise<number> | undefined;
+      const hopGapMs = async () => {
         const record = await robots.load(origin, robotsOptions, true);
-        const gapMs = Math.max(
+        return Math.max(
           input.pacing?.gapMs ?? 0,
           originGapMs(input.spec.delayMs, robots.crawlDelayMs(record, input.spec.userAgent)),
         );
+      };
+      let hopWaitedMs = 0;
+      const beforeRedirect = async (location: string): Promise<boolean> => {
+        const hopOrigin = originOf(location);
+        const sameOrigin = hopOrigin === origin;
+        if (sameOrigin) hops.ended(origin);
+        const hop = await robots.check(location, hopOrigin, robotsOptions);
+        if (!hop.allowed) refusedHop = { url: location, verdict: hop };
+        if (!hop.allowed || !sameOrigin) return hop.allowed;
+        originGap ??= hopGapMs();
+        const gapMs = await originGap;
         // Within the activity's time: a chain that would wait longer is not followed (a page then
         // fails as "redirect … not followed" rather than the activity timing out on every retry).
         if (hopWaitedMs + gapMs > MAX_HOP_WAIT_MS) return false;
