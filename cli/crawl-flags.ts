@@ -104,6 +104,10 @@ function describeIssue({ field, message }: CrawlSpecIssue): string {
   if (head === 'seeds' && index !== undefined) return message;
   if (head === 'domains' && message.startsWith('needs at least one host'))
     return '--scope domains needs at least one --domain';
+  const otherScope =
+    head === 'domains' ? /^applies only to scope "domains", not "([^"]+)"/.exec(message) : null;
+  if (otherScope)
+    return `--domain applies only to --scope domains, not --scope ${otherScope[1]}: leave out --scope`;
   const flag = FLAG_OF[head];
   return flag ? `${flag}: ${message}` : field ? `${field}: ${message}` : message;
 }

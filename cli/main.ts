@@ -40,7 +40,7 @@ program
   )
   .option(
     '--domain <host>',
-    'with --scope domains: a host (and its subdomains) in scope; repeatable',
+    'a host (and its subdomains) in scope; repeatable; implies --scope domains',
     collect,
   )
   .option('--include-prefix <prefix>', 'only follow URLs starting with this; repeatable', collect)

@@ -24,8 +24,20 @@ export type CrawlRequest = CrawlSpecInput;
  * guard refuses),
  * then validates and fills defaults. `crawlId` is used when the request carries none.
  */
-export function buildCrawlSpec(request: CrawlRequest, crawlId: string): CrawlSpec {
+export function buildCrawlSpec(given: CrawlRequest, crawlId: string): CrawlSpec {
   const issues: CrawlSpecIssue[] = [];
+  // Domains mean nothing outside the 'domains' scope: a request that names some and no scope wants
+  // that scope (before, `--domain x` alone crawled the seed's origin only and said nothing), and
+  // one that names another scope is asking for two things at once.
+  const namesDomains = Array.isArray(given.domains) && given.domains.length > 0;
+  const request: CrawlRequest =
+    namesDomains && given.scope === undefined ? { ...given, scope: 'domains' } : given;
+  if (namesDomains && request.scope !== 'domains' && typeof request.scope === 'string') {
+    issues.push({
+      field: 'domains',
+      message: `applies only to scope "domains", not "${request.scope}": leave out the scope or set it to domains`,
+    });
+  }
   for (const [index, seed] of (Array.isArray(request.seeds) ? request.seeds : []).entries()) {
     if (typeof seed === 'string' && !canonicalizeUrl(seed))
       issues.push({ field: `seeds.${index}`, message: `not a valid http(s) URL: ${seed}` });

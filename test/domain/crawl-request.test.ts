@@ -78,6 +78,26 @@ describe('the crawl request builder', () => {
     );
   });
 
+  it('takes named domains without a scope as the domains scope, and refuses them beside another scope', () => {
+    // Before, `--domain example.org` alone crawled the seed's origin only and said nothing.
+    expect(specFromFlags([SEED], { domain: ['example.org'] })).toMatchObject({
+      scope: 'domains',
+      domains: ['example.org'],
+    });
+    expect(specFromBody({ seeds: [SEED], domains: ['example.org'] }).scope).toBe('domains');
+    expect(specFromFlags([SEED], {}).scope).toBe('same-origin');
+    expect(
+      (thrown(() => specFromFlags([SEED], { scope: 'same-site', domain: ['example.org'] })) as Error).message,
+    ).toBe('--domain applies only to --scope domains, not --scope same-site: leave out --scope');
+    const body = thrown(() =>
+      specFromBody({ seeds: [SEED], scope: 'same-origin', domains: ['example.org'] }),
+    );
+    expect((body as ApiError).statusCode).toBe(400);
+    expect((body as ApiError).message).toBe(
+      'body field "domains": applies only to scope "domains", not "same-origin": leave out the scope or set it to domains',
+    );
+  });
+
   it('is one typed error, checked with instanceof, listing every problem with its field', () => {
     const error = thrown(() =>
       buildCrawlSpec({ seeds: ['x', SEED], maxPages: 0 }, 'c'),
