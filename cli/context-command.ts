@@ -9,6 +9,7 @@ import { assembleContext } from '../search/context';
 import { EmbeddingModelMismatchError, type SearchMode, SearchParamsError } from '../search/hybrid-search';
 import { UsageError } from './errors';
 import { loadQueryModel, queryEmbedder } from './query-model';
+import { SEARCH_FLAGS } from './search-flags';
 
 export interface ContextCommandOptions {
   budget?: number;
@@ -41,8 +42,8 @@ export async function runContextCommand(question: string, options: ContextComman
       ...(options.mode !== undefined ? { mode: options.mode } : {}),
       ...(options.tag !== undefined ? { tags: options.tag } : {}),
     }).catch((error: unknown) => {
-      if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
-        throw new UsageError(error.message);
+      if (error instanceof SearchParamsError) throw new UsageError(error.messageFor(SEARCH_FLAGS));
+      if (error instanceof EmbeddingModelMismatchError) throw new UsageError(error.message);
       throw error;
     });
     if (options.json) {

@@ -14,6 +14,7 @@ import {
 } from '../search/hybrid-search';
 import { UsageError } from './errors';
 import { loadQueryModel, queryEmbedder } from './query-model';
+import { SEARCH_FLAGS } from './search-flags';
 
 export interface SearchCommandOptions {
   k?: number;
@@ -87,8 +88,8 @@ export async function runSearchCommand(query: string, options: SearchCommandOpti
       ...(options.includeFlagged ? { includeFlagged: true } : {}),
       ...(options.lang !== undefined ? { langs: options.lang.split(',') } : {}),
     }).catch((error: unknown) => {
-      if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
-        throw new UsageError(error.message);
+      if (error instanceof SearchParamsError) throw new UsageError(error.messageFor(SEARCH_FLAGS));
+      if (error instanceof EmbeddingModelMismatchError) throw new UsageError(error.message);
       throw error;
     });
     if (options.json) {

@@ -30,6 +30,8 @@ export type { McpContext, McpDeps, McpSearch } from './deps';
 
 export const DEFAULT_PAGE_CHARS = 20_000;
 export const MAX_PAGE_CHARS = 100_000;
+/** Search parameters by the tools' argument names, for error messages. */
+const TOOL_ARGUMENTS: Readonly<Record<string, string>> = { pathPrefix: 'prefix', crawlId: 'crawl' };
 
 export function createMcpServer(deps: McpDeps): McpServer {
   const server = new McpServer(
@@ -93,8 +95,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
           ...(lang !== undefined ? { langs: lang } : {}),
         });
       } catch (error) {
-        if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
-          return toolError(error.message);
+        if (error instanceof SearchParamsError) return toolError(error.messageFor(TOOL_ARGUMENTS));
+        if (error instanceof EmbeddingModelMismatchError) return toolError(error.message);
         throw error;
       }
       const passages = passagesOf(outcome.hits);
@@ -192,8 +194,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
         });
         return { content: [{ type: 'text', text }], structuredContent: structured };
       } catch (error) {
-        if (error instanceof SearchParamsError || error instanceof EmbeddingModelMismatchError)
-          return toolError(error.message);
+        if (error instanceof SearchParamsError) return toolError(error.messageFor(TOOL_ARGUMENTS));
+        if (error instanceof EmbeddingModelMismatchError) return toolError(error.message);
         throw error;
       }
     },

@@ -302,7 +302,10 @@ function cutToTokens(
 
 function integerIn(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new SearchParamsError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
+    throw new SearchParamsError(
+      `${name} must be a whole number from ${min} to ${max}, got ${String(value)}`,
+      name,
+    );
   }
   return value;
 }

@@ -73,6 +73,25 @@ export interface SearchOutcome {
 /** A search parameter is out of range or malformed: the caller's mistake (CLI exit 2, HTTP 400). */
 export class SearchParamsError extends Error {
   override readonly name = 'SearchParamsError';
+  /** `param`: the SearchParams field at fault, when one is; the message then starts with its name. */
+  constructor(
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+
+  /**
+   * The message with the field named as the caller's user knows it (`--prefix` on the command line,
+   * `prefix` in the API): `pathPrefix must …` meant nothing to a person who typed `--prefix`.
+   */
+  messageFor(names: Readonly<Record<string, string>>): string {
+    const param = this.param;
+    const own = param === undefined ? undefined : names[param];
+    return own !== undefined && param !== undefined && this.message.startsWith(param)
+      ? own + this.message.slice(param.length)
+      : this.message;
+  }
 }
 
 /** The query embedder is not the model the corpus was embedded with: its vectors would be garbage. */
@@ -234,10 +253,16 @@ export function validateSearchParams(params: SearchParams): ValidSearchParams {
   const perPage = integerIn('perPage', params.perPage ?? 1, 1, MAX_K);
   const mode = params.mode ?? 'hybrid';
   if (!(SEARCH_MODES as readonly string[]).includes(mode)) {
-    throw new SearchParamsError(`mode must be one of ${SEARCH_MODES.join(', ')}, got "${String(mode)}"`);
+    throw new SearchParamsError(
+      `mode must be one of ${SEARCH_MODES.join(', ')}, got "${String(mode)}"`,
+      'mode',
+    );
   }
   if (params.includeFlagged !== undefined && typeof params.includeFlagged !== 'boolean') {
-    throw new SearchParamsError(`includeFlagged must be true or false, got ${String(params.includeFlagged)}`);
+    throw new SearchParamsError(
+      `includeFlagged must be true or false, got ${String(params.includeFlagged)}`,
+      'includeFlagged',
+    );
   }
   const valid: ValidSearchParams = {
     query,
@@ -256,14 +281,17 @@ export function validateSearchParams(params: SearchParams): ValidSearchParams {
 
 function integerIn(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new SearchParamsError(`${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
+    throw new SearchParamsError(
+      `${name} must be a whole number from ${min} to ${max}, got ${String(value)}`,
+      name,
+    );
   }
   return value;
 }
 
 function nonEmpty(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') {
-    throw new SearchParamsError(`${name} must be a non-empty string`);
+    throw new SearchParamsError(`${name} must be a non-empty string`, name);
   }
   return value.trim();
 }
@@ -276,18 +304,19 @@ function checkDomain(value: unknown): string {
     try {
       url = new URL(domain);
     } catch {
-      throw new SearchParamsError(`domain "${domain}" is not a valid origin`);
+      throw new SearchParamsError(`domain "${domain}" is not a valid origin`, 'domain');
     }
     if (url.pathname !== '/' || url.search || url.hash) {
       throw new SearchParamsError(
         `domain "${domain}" must be a host or an origin (scheme://host:port), not a URL with a path`,
+        'domain',
       );
     }
     // The same form as pages.origin (URL.origin: lower case, default port left out).
     return url.origin;
   }
   if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)$/i.test(domain)) {
-    throw new SearchParamsError(`domain "${domain}" is not a host name`);
+    throw new SearchParamsError(`domain "${domain}" is not a host name`, 'domain');
   }
   return domain.replace(/\.$/, '').toLowerCase();
 }
@@ -297,6 +326,7 @@ function checkPathPrefix(value: unknown): string {
   if (prefix.startsWith('/') || /^https?:\/\//i.test(prefix)) return prefix;
   throw new SearchParamsError(
     `pathPrefix must start with "/" (a path) or http(s):// (a URL), got "${prefix}"`,
+    'pathPrefix',
   );
 }
 
@@ -306,7 +336,7 @@ function checkLangs(values: readonly unknown[]): string[] {
     return parseLanguageList(values.map(String).join(','));
   } catch (error) {
     if (error instanceof LanguageListError)
-      throw new SearchParamsError(error.message.replace(/^--lang: /, 'lang: '));
+      throw new SearchParamsError(error.message.replace(/^--lang: /, 'lang: '), 'lang');
     throw error;
   }
 }

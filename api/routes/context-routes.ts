@@ -17,6 +17,7 @@ import {
 import { ApiError, badRequest } from '../errors';
 import type { SearchFunction } from '../search-service';
 import { route } from './route-options';
+import { SEARCH_QUERY_PARAMS } from './search-params';
 
 interface ContextQuery {
   q: string;
@@ -124,7 +125,7 @@ export function registerContextRoutes(app: FastifyInstance, search: SearchFuncti
           ...(tag !== undefined ? { tags: tag } : {}),
         });
       } catch (error) {
-        if (error instanceof SearchParamsError) throw badRequest(error.message);
+        if (error instanceof SearchParamsError) throw badRequest(error.messageFor(SEARCH_QUERY_PARAMS));
         if (error instanceof EmbeddingModelMismatchError) throw new ApiError(503, error.message);
         throw error;
       }

@@ -11,6 +11,7 @@ import {
 import { ApiError, badRequest } from '../errors';
 import type { SearchFunction } from '../search-service';
 import { route } from './route-options';
+import { SEARCH_QUERY_PARAMS } from './search-params';
 
 interface SearchQuery {
   q: string;
@@ -126,7 +127,7 @@ export function registerSearchRoutes(app: FastifyInstance, search: SearchFunctio
         });
         return { query: q, k, mode: outcome.mode, notes: outcome.notes, hits: outcome.hits };
       } catch (error) {
-        if (error instanceof SearchParamsError) throw badRequest(error.message);
+        if (error instanceof SearchParamsError) throw badRequest(error.messageFor(SEARCH_QUERY_PARAMS));
         if (error instanceof EmbeddingModelMismatchError) throw new ApiError(503, error.message);
         throw error;
       }

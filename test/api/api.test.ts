@@ -431,7 +431,10 @@ describe('reading the corpus', () => {
     expectPlainError(await call('/search?q=x&k=ten'), 400);
     expectPlainError(await call('/search?q=x&k=101'), 400);
     expectPlainError(await call('/search?q=x&mode=psychic'), 400);
-    expectPlainError(await call('/search?q=x&prefix=docs'), 400);
+    const badPrefix = await call('/search?q=x&prefix=docs');
+    expectPlainError(badPrefix, 400);
+    // The query parameter's name, not the search function's (`pathPrefix`).
+    expect((badPrefix.body as ErrorBody).message).toMatch(/^prefix must start with "\/"/);
     expectPlainError(await call('/search?q=x&crawlId=y'), 400);
   });
 });

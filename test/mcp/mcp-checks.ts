@@ -120,6 +120,10 @@ export function defineToolChecks(client: () => Client): void {
     const zeroK = await call(client(), 'search', { query: 'gaussian', k: 0 });
     expect(zeroK.isError).toBe(true);
     expect(textOf(zeroK)).toMatch(/\bk\b/);
+    // The tool's argument name, not the search function's (`pathPrefix`).
+    const badPrefix = await call(client(), 'search', { query: 'gaussian', prefix: 'docs' });
+    expect(badPrefix.isError).toBe(true);
+    expect(textOf(badPrefix)).toMatch(/^prefix must start with "\/"/);
     const noQuery = await call(client(), 'search', {});
     expect(noQuery.isError).toBe(true);
     expect(textOf(noQuery)).toContain('query');

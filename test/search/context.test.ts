@@ -347,7 +347,7 @@ describe('gleaner context', () => {
   it('exits 2 with a reason for a bad budget', async () => {
     const tooSmall = await runGleaner(['context', 'kalman', '--budget', '10'], { GLEANER_HOME: home });
     expect(tooSmall.code).toBe(2);
-    expect(tooSmall.stderr).toMatch(/budgetTokens must be a whole number from 50 to 32000, got 10/);
+    expect(tooSmall.stderr).toMatch(/gleaner: --budget must be a whole number from 50 to 32000, got 10/);
     const notANumber = await runGleaner(['context', 'kalman', '--budget', 'lots'], { GLEANER_HOME: home });
     expect(notANumber.code).toBe(2);
     expect(notANumber.stderr).toMatch(/--budget/);

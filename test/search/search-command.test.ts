@@ -117,7 +117,12 @@ describe('gleaner search on an unembedded store', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--mode', 'vector'], /vector search is not possible: the corpus has no embeddings yet/],
       [['--k', '0'], /--k must be at least 1/],
-      [['--k', '101'], /k must be a whole number from 1 to 100/],
+      [['--k', '101'], /gleaner: --k must be a whole number from 1 to 100/],
+      // The flag's name, not the search parameter's (`pathPrefix`).
+      [
+        ['--prefix', 'docs'],
+        /gleaner: --prefix must start with "\/" \(a path\) or http\(s\):\/\/ \(a URL\), got "docs"/,
+      ],
       [['--mode', 'semantic'], /Allowed choices are hybrid, vector, fulltext/],
       [['--domain', 'not a host'], /is not a host name/],
     ];
