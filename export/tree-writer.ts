@@ -14,9 +14,22 @@
  */
 import { createHash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import {
+  type FileHandle,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  unlink,
+} from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { compareCodePoints } from './tree-paths';
 
 export const MANIFEST_FILE = '.gleaner-export.json';
@@ -164,6 +177,23 @@ export class TreeWriter {
     return readFile(await this.checked(file));
   }
 
+  /**
+   * Creates `temporary` and fills it by `fill`; a failure (a source that cannot be read, a full disk)
+   * removes it again, so an export that fails leaves no half-written file beside the tree.
+   */
+  private async filled(temporary: string, fill: (handle: FileHandle) => Promise<unknown>): Promise<void> {
+    const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
+    try {
+      await fill(handle);
+    } catch (error) {
+      await handle.close().catch(() => {});
+      await unlink(temporary).catch(() => {});
+      throw error;
+    }
+    // A stream over the handle may have closed it already; closing again is a no-op.
+    await handle.close();
+  }
+
   /** Writes `file` (relative, POSIX) unless it already holds exactly these bytes. */
   async write(file: string, content: string | Buffer): Promise<void> {
     const full = await this.checkedForWrite(file);
@@ -175,12 +205,7 @@ export class TreeWriter {
     }
     await this.makeParents(file, full);
     const temporary = this.temporaryFor(full);
-    const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
-    try {
-      await handle.writeFile(bytes);
-    } finally {
-      await handle.close();
-    }
+    await this.filled(temporary, async (handle) => handle.writeFile(bytes));
     await this.moveIntoPlace(file, temporary, full);
     this.files.add(file);
     this.counts.written += 1;
@@ -201,15 +226,7 @@ export class TreeWriter {
     }
     await this.makeParents(file, full);
     const temporary = this.temporaryFor(full);
-    const handle = await open(temporary, TEMPORARY_FLAGS, 0o644);
-    const out = handle.createWriteStream();
-    await new Promise<void>((resolve, reject) => {
-      const input = createReadStream(source);
-      input.on('error', reject);
-      out.on('error', reject);
-      out.on('finish', () => resolve());
-      input.pipe(out);
-    });
+    await this.filled(temporary, (handle) => pipeline(createReadStream(source), handle.createWriteStream()));
     await this.moveIntoPlace(file, temporary, full);
     this.files.add(file);
     this.counts.written += 1;

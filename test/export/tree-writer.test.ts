@@ -4,7 +4,7 @@
  * written and unchanged files are honest. A file streamed in many large pieces leaves no listener
  * behind per piece, and a stream that fails fails the write waiting on it and every one after.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -89,5 +89,20 @@ describe('pacedWrites', () => {
     await expect(out.write(Buffer.from('0123456789'))).rejects.toThrow('disk full');
     await expect(out.write(Buffer.from('more'))).rejects.toThrow('disk full');
     await expect(out.end()).rejects.toThrow('disk full');
+  });
+});
+
+describe('TreeWriter.copy', () => {
+  it('copies a file, and leaves no temporary file behind when the source cannot be read', async () => {
+    const out = path.join(dir, 'copied');
+    const writer = await TreeWriter.open(out);
+    const source = path.join(dir, 'source.bin');
+    writeFileSync(source, Buffer.alloc(200_000, 7));
+    await writer.copy('h/_assets/a.bin', source);
+    expect(readFileSync(path.join(out, 'h/_assets/a.bin')).equals(readFileSync(source))).toBe(true);
+    // A regular file by lstat whose read fails (EIO at offset 0): as a source that vanishes or a
+    // disk that fails mid-copy would.
+    await expect(writer.copy('h/_assets/b.bin', '/proc/self/mem')).rejects.toThrow(/EIO|input\/output/i);
+    expect(readdirSync(path.join(out, 'h/_assets')).sort()).toEqual(['a.bin']);
   });
 });
