@@ -18,6 +18,7 @@ import { decodeBody } from '../activities/http/charset';
 import { fetchPage } from '../activities/http/fetch-page';
 import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
 import { type ExtractedPage, extractPage } from '../extract';
+import { looksBinary } from '../extract/binary-content';
 import { ManifestLinesFailedError, UsageError } from './errors';
 
 import type { ExtractFormat } from './extract-formats';
@@ -217,12 +218,15 @@ async function readHtml(file: string, what: string): Promise<string> {
       throw new UsageError(`cannot gunzip ${file}: ${(error as Error).message}`);
     }
   }
-  if (looksBinary(bytes)) throw new UsageError(`${what} ${file} is not HTML (binary content)`);
-  return decodeBody(bytes).text;
+  const { text } = decodeBody(bytes);
+  // NULs mark even a short binary file (a PNG header); the crawl's own test catches random bytes.
+  if (hasNul(bytes) || looksBinary(text))
+    throw new UsageError(`${what} ${file} is not HTML (binary content)`);
+  return text;
 }
 
 /** NUL bytes in the first 8 KiB mark a binary file (an image, an archive); HTML in UTF-16 carries a BOM. */
-function looksBinary(bytes: Buffer): boolean {
+function hasNul(bytes: Buffer): boolean {
   const head = bytes.subarray(0, 8192);
   if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return false;
   return head.includes(0);
@@ -239,6 +243,9 @@ async function fetchHtml(
   });
   switch (result.kind) {
     case 'ok':
+      // As the crawl does: bytes served as text/html that are not text are no page to extract.
+      if (looksBinary(result.text))
+        throw new UsageError(`${url}: not HTML (binary content served as ${result.contentType})`);
       return { html: result.text, url: options.url ?? result.finalUrl };
     case 'http-error':
       throw new UsageError(`${url}: HTTP ${result.status}`);

@@ -310,4 +310,19 @@ describe('hostile pages beside a healthy origin, on the embedded default', () =>
     },
     CRAWL_TIMEOUT_MS + 120_000,
   );
+
+  it('gleaner extract of a URL refuses the binary body as the crawl does, and extracts a page beside it', async () => {
+    const binaryPage = await runGleaner([
+      'extract',
+      `${hostile.url}binary.html`,
+      '--allow-host',
+      '127.0.0.1',
+    ]);
+    expect(binaryPage.code).toBe(2);
+    expect(binaryPage.stderr).toMatch(/binary\.html: not HTML \(binary content served as text\/html\)/);
+    expect(binaryPage.stdout).toBe('');
+    const fine = await runGleaner(['extract', `${hostile.url}fine`, '--allow-host', '127.0.0.1']);
+    expect(fine.code).toBe(0);
+    expect(fine.stdout).toMatch(/A normal page on the hostile origin/);
+  });
 });
