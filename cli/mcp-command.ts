@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Client, Connection } from '@temporalio/client';
-import { readLock } from '../db/pglite-database';
+import { readLock, STORE_RELEASE_SIGNAL } from '../db/pglite-database';
 import { openStore } from '../infra/embedded-store';
 import { gleanerHome } from '../infra/gleaner-home';
 import { logger } from '../infra/logger';
@@ -36,23 +36,35 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
   // Checked before anything is opened, so a bad value leaves no store or model thread behind.
   const idleReleaseMs = idleReleaseMsFromEnv();
   const model = loadQueryModel();
-  const opened = await openStore().catch(async (error: unknown) => {
+  // The store is held between an agent's calls and let go when another gleaner process asks
+  // (infra/store-handover.ts). Listened for before the lock says so: the signal's default ends the process.
+  let db: ReopeningStore | undefined;
+  let releaseAsked = false;
+  const onReleaseAsked = () => {
+    releaseAsked = true;
+    db?.releaseSoon();
+  };
+  process.on(STORE_RELEASE_SIGNAL, onReleaseAsked);
+  const opened = await openStore({ yields: 'on-request' }).catch(async (error: unknown) => {
+    process.off(STORE_RELEASE_SIGNAL, onReleaseAsked);
     await (await model)?.close();
     throw error;
   });
-  const db = new ReopeningStore(opened, () => openStore(), {
+  db = new ReopeningStore(opened, () => openStore({ yields: 'on-request' }), {
     idleReleaseMs,
     onReopen: (error) =>
       logger.warn({ err: error }, 'lost the store (the gleaner process serving it ended?); opening it again'),
-    onRelease: () => logger.info('idle: let go of the embedded store so other gleaner commands can open it'),
+    onRelease: () => logger.info('let go of the embedded store so other gleaner commands can open it'),
   });
-  const embedder = (): Promise<TextEmbedder | undefined> => queryEmbedder(db, model);
+  if (releaseAsked) db.releaseSoon();
+  const store = db;
+  const embedder = (): Promise<TextEmbedder | undefined> => queryEmbedder(store, model);
   const temporal = lazyTemporal();
   const server = createMcpServer({
-    db,
+    db: store,
     search: async (params) =>
-      searchCorpus(db, params.mode === 'fulltext' ? undefined : await embedder(), params),
-    context: mcpContext(async (params) => assembleContext(db, await embedder(), params)),
+      searchCorpus(store, params.mode === 'fulltext' ? undefined : await embedder(), params),
+    context: mcpContext(async (params) => assembleContext(store, await embedder(), params)),
     temporal: temporal.client,
     allowCrawl: options.allowCrawl ?? false,
     crawlAllowHosts: options.allowHost ?? [],
@@ -70,7 +82,8 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     await closed;
   } finally {
     await server.close().catch(() => {});
-    await Promise.all([db.close(), model.then((m) => m?.close()), temporal.close()]);
+    process.off(STORE_RELEASE_SIGNAL, onReleaseAsked);
+    await Promise.all([store.close(), model.then((m) => m?.close()), temporal.close()]);
   }
 }
 

@@ -63,7 +63,16 @@ export interface LockInfo {
   temporalPid?: number;
   /** True while the holder serves others (`gleaner dev`): later processes attach instead of failing. */
   serving?: boolean;
+  /**
+   * A holder without a socket that lets go of the store (infra/store-handover.ts): 'soon', a reading
+   * command that holds it for a moment; 'on-request', a long-lived `gleaner mcp` that closes it when
+   * sent STORE_RELEASE_SIGNAL. Other processes wait for either instead of being refused.
+   */
+  yields?: 'soon' | 'on-request';
 }
+
+/** Asks a holder whose lock says `yields: 'on-request'` to let go of the store. */
+export const STORE_RELEASE_SIGNAL: NodeJS.Signals = 'SIGUSR2';
 
 export function processAlive(pid: number): boolean {
   try {
@@ -109,12 +118,15 @@ export function socketUrlOf(lockFile: string, holder: LockInfo): string | undefi
 }
 
 /** Takes the lock atomically (O_EXCL); a lock left by a dead process is taken over. */
-export function acquireLock(lockFile: string): (update: Partial<LockInfo>) => void {
+export function acquireLock(
+  lockFile: string,
+  initial: Pick<LockInfo, 'yields'> = {},
+): (update: Partial<LockInfo>) => void {
   ensurePrivateDir(path.dirname(lockFile));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(lockFile, 'wx', 0o600);
-      const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString() };
+      const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString(), ...initial };
       writeSync(fd, JSON.stringify(info));
       closeSync(fd);
       return (update) => {
@@ -155,6 +167,8 @@ export interface EmbeddedStoreOptions {
   dataDir: string;
   /** Serve the database on a loopback port for psql and other processes. @default true */
   socket?: boolean;
+  /** Written into the lock from its first moment: how this process lets go of the store (LockInfo). */
+  yields?: LockInfo['yields'];
   /** Port of the socket server; 0 picks a free one. @default 0 */
   socketPort?: number;
   /**
@@ -225,7 +239,7 @@ export class PgliteDatabase implements Database {
   static async open(options: EmbeddedStoreOptions): Promise<PgliteDatabase> {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const lockFile = path.join(options.dataDir, '..', `${path.basename(options.dataDir)}.lock`);
-    const updateLock = acquireLock(lockFile);
+    const updateLock = acquireLock(lockFile, options.yields ? { yields: options.yields } : {});
     let db: PgliteDatabase | undefined;
     try {
       // A new directory is a copy of the migrated template, or initialised by a short-lived child

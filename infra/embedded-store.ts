@@ -18,6 +18,7 @@ import {
   socketUrlOf,
 } from '../db/pglite-database';
 import { gleanerHome, RuntimeError } from './gleaner-home';
+import { awaitStoreHolder, STORE_WAIT_MS } from './store-handover';
 
 /** Thrown when a reading command finds no corpus: the message says how to make one. */
 export class NoCorpusError extends Error {
@@ -27,20 +28,30 @@ export class NoCorpusError extends Error {
 export interface OpenStoreOptions {
   /** Fail with NoCorpusError instead of creating an empty embedded store. @default false */
   requireCorpus?: boolean;
+  /**
+   * How this process lets go of a store it opens itself (LockInfo.yields): a reading command closes
+   * it as it ends ('soon'); `gleaner mcp` holds it between calls and closes it when asked.
+   * @default 'soon'
+   */
+  yields?: 'soon' | 'on-request';
 }
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<Database> {
   if (process.env.DATABASE_URL) return postgres(process.env.DATABASE_URL);
   const home = gleanerHome();
   const dataDir = path.join(home, 'pgdata');
-  await clearStaleLock(`${dataDir}.lock`);
-  const holder = readLock(`${dataDir}.lock`);
+  const lockFile = `${dataDir}.lock`;
+  await clearStaleLock(lockFile);
+  // A holder without a socket (another reading command, `gleaner mcp`, a crawl still opening) lets
+  // go or serves one in a moment: wait for that rather than refuse.
+  const holder = await awaitStoreHolder(lockFile, readLock(lockFile), { orSocket: true });
   // The socket asks for the password in the holder's password file (db/store-files.ts).
-  const socketUrl = holder && socketUrlOf(`${dataDir}.lock`, holder);
+  const socketUrl = holder && socketUrlOf(lockFile, holder);
   if (socketUrl) return postgres(socketUrl);
   if (holder) {
     throw new RuntimeError(
-      `another gleaner process (pid ${holder.pid}) is opening the embedded store in ${home}; try again in a moment`,
+      `another gleaner process (pid ${holder.pid}) has held the embedded store in ${home} without serving it ` +
+        `for ${Math.round(STORE_WAIT_MS / 1000)} s; try again when it ends, or run \`gleaner dev\` and let every command attach to it`,
     );
   }
   if (options.requireCorpus && !existsSync(dataDir)) {
@@ -49,7 +60,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Databas
     );
   }
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  const db = await PgliteDatabase.open({ dataDir, socket: false });
+  const db = await PgliteDatabase.open({ dataDir, socket: false, yields: options.yields ?? 'soon' });
   try {
     await migrate(db);
   } catch (error) {

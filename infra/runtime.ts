@@ -18,6 +18,7 @@ import { clearStaleLock } from './embedded-store';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
 import { registerMemorySource } from './memory-sampler';
+import { awaitStoreHolder } from './store-handover';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
 
 /** Workers running in this process: resolves `done` when they stop, rejects if one fails. */
@@ -86,7 +87,8 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     if (embedded.database) {
       const dataDir = path.join(home, 'pgdata');
       await clearStaleLock(`${dataDir}.lock`);
-      const holder = readLock(`${dataDir}.lock`);
+      // A reading command or `gleaner mcp` lets go of the store in a moment (asked, for mcp).
+      const holder = await awaitStoreHolder(`${dataDir}.lock`, readLock(`${dataDir}.lock`));
       if (holder) {
         if (!holder.serving || !holder.databaseUrl) {
           throw new RuntimeError(

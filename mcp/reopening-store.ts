@@ -37,6 +37,8 @@ export class ReopeningStore implements Database {
   private closed = false;
   /** A release in progress: the next opening waits for it, or it would find this process's own lock. */
   private releasing: Promise<void> | undefined;
+  /** Asked to let go (`releaseSoon`) while a query ran: the store closes when the last one ends. */
+  private releaseRequested = false;
   private readonly idleReleaseMs: number;
   /** The kind of the store open now: a socket (postgres) may give way to PGlite opened directly. */
   kind: Database['kind'];
@@ -74,6 +76,16 @@ export class ReopeningStore implements Database {
     return this.using((db) => db.exec(sql));
   }
 
+  /**
+   * Lets go of a store this process opened itself as soon as no query is running (another gleaner
+   * process asked for it, infra/store-handover.ts); the next query opens it again.
+   */
+  releaseSoon(): void {
+    if (this.kind !== 'pglite') return;
+    this.releaseRequested = true;
+    if (this.inFlight === 0) void this.release();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.idleTimer);
@@ -95,7 +107,8 @@ export class ReopeningStore implements Database {
       return await work(await this.current);
     } finally {
       this.inFlight -= 1;
-      this.armIdleRelease();
+      if (this.releaseRequested && this.inFlight === 0) void this.release();
+      else this.armIdleRelease();
     }
   }
 
@@ -122,6 +135,8 @@ export class ReopeningStore implements Database {
 
   private release(): Promise<void> {
     if (this.inFlight > 0 || !this.current) return Promise.resolve();
+    this.releaseRequested = false;
+    clearTimeout(this.idleTimer);
     const current = this.current;
     this.current = undefined;
     this.releasing = (async () => {

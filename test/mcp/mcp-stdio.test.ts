@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { loadDefaultEmbedder } from '../../embed/embedder';
+import { addGeneratedPages } from '../../testbed/generated-site';
 import { GLEANER_BIN, lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { serveSite } from '../../testbed/site-server';
 import { call, defineToolChecks, READ_TOOLS, textOf } from './mcp-checks';
 import { BAYES_URL, loadMcpCorpus } from './mcp-corpus';
 
@@ -157,6 +159,49 @@ describe('gleaner mcp left idle', () => {
       await holder?.close();
     }
   });
+});
+
+describe('gleaner mcp holding the store while other commands need it', () => {
+  it('lets go when asked, so reading commands started together all answer, and reads on', async () => {
+    // Idle release far off: only the other commands' request makes it let go. Before, every command
+    // started within the idle spell failed with "another gleaner process … is opening the embedded store".
+    const { client, stderr } = await connect([], { GLEANER_MCP_IDLE_RELEASE_MS: '600000' });
+    try {
+      const first = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(first.isError, textOf(first)).toBeFalsy();
+      const readers = await Promise.all(
+        [0, 1, 2].map(() =>
+          runGleaner(['search', 'Gaussian process', '--mode', 'fulltext', '--json'], { GLEANER_HOME: home }),
+        ),
+      );
+      for (const reader of readers) {
+        expect(reader.code, reader.stderr).toBe(0);
+        expect(JSON.parse(reader.stdout).hits.length).toBeGreaterThan(0);
+      }
+      expect(stderr()).toContain('let go of the embedded store');
+      const again = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(again.isError, textOf(again)).toBeFalsy();
+      expect(textOf(again)).toContain(`URL: ${BAYES_URL}`);
+
+      // A crawl, as the README promises, is not refused while the agent is connected either.
+      const site = await serveSite(undefined);
+      try {
+        addGeneratedPages(site, 2);
+        const crawl = await runGleaner(
+          ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '0', '--max-pages', '2', '--json'],
+          { GLEANER_HOME: home },
+        );
+        expect(crawl.code, crawl.stderr).toBe(0);
+        expect(JSON.parse(lastLine(crawl.stdout)).pagesFetched).toBe(2);
+      } finally {
+        await site.close();
+      }
+      const afterCrawl = await call(client, 'search', { query: 'Gaussian process surrogate model', k: 2 });
+      expect(afterCrawl.isError, textOf(afterCrawl)).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  }, 240_000);
 });
 
 describe('gleaner mcp on bad input', () => {
