@@ -19,6 +19,7 @@ import {
   type WebhookEvent,
   webhookBody,
 } from '../domain/webhook-events';
+import { failuresByReason } from '../report/crawl-report';
 import { BlockedUrlError } from './http/errors';
 import { checkUrl, createPinnedClient, type Resolver } from './http/ssrf-guard';
 import { signWebhook } from './webhook-signature';
@@ -89,6 +90,25 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
     return { batch: changes.batch, changes: events, crawlCursor: changes.throughSeq };
   }
 
+  /**
+   * crawl.completed's data: the workflow's summary with what `crawl --json` and `GET /crawls/{id}` add
+   * from the store (pages by type, flagged pages, failures by reason), so a receiver gets the same.
+   */
+  async function completedData(crawlId: string, summary: Record<string, unknown>) {
+    const stored = await deps.db.query<{ summary: Record<string, unknown> | null }>(
+      'SELECT summary FROM crawls WHERE id = $1',
+      [crawlId],
+    );
+    const { pagesByType, pagesFlagged } = stored.rows[0]?.summary ?? {};
+    const failures = await failuresByReason(deps.db, crawlId);
+    return {
+      ...summary,
+      ...(pagesByType !== undefined ? { pagesByType } : {}),
+      ...(pagesFlagged !== undefined ? { pagesFlagged } : {}),
+      failures,
+    };
+  }
+
   return {
     async deliverWebhook(input) {
       const context = Context.current();
@@ -102,7 +122,9 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
       }
       const event = input.changes
         ? { ...input.event, data: await changesData(input.event.crawlId, input.changes) }
-        : input.event;
+        : input.event.type === 'crawl.completed'
+          ? { ...input.event, data: await completedData(input.event.crawlId, input.event.data) }
+          : input.event;
       const body = webhookBody(event);
       const fields = { url: input.url, deliveryId: event.id, event: event.type, attempt };
 

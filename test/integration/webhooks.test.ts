@@ -18,6 +18,7 @@ import { readChanges } from '../../db/change-events';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { WEBHOOK_HEADERS, type WebhookEvent } from '../../domain/webhook-events';
 import { logger } from '../../infra/logger';
+import { failuresByReason } from '../../report/crawl-report';
 import { pageHtml } from '../../testbed/generated-site';
 import { waitFor } from '../../testbed/gleaner-process';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
@@ -125,6 +126,20 @@ async function crawl(crawlId: string, notify: string[]): Promise<CrawlSummary> {
   });
 }
 
+/**
+ * crawl.completed's data: the summary with what `crawl --json` and `GET /crawls/{id}` add from the
+ * store. Before, a receiver got no pagesByType, pagesFlagged or failures.
+ */
+async function completedDataOf(crawlId: string, summary: CrawlSummary): Promise<Record<string, unknown>> {
+  const stored = await stack.db.query<{ summary: Record<string, unknown> }>(
+    'SELECT summary FROM crawls WHERE id = $1',
+    [crawlId],
+  );
+  const { pagesByType, pagesFlagged } = stored.rows[0]?.summary ?? {};
+  const failures = JSON.parse(JSON.stringify(await failuresByReason(stack.db, crawlId)));
+  return { ...summary, pagesByType, pagesFlagged, failures };
+}
+
 /** The ids this crawl's webhooks should have: started, every pages.changed batch, completed. */
 function acceptedOf(crawlId: string): WebhookEvent[] {
   return [...receiver.accepted.values()].flat().filter((event) => event.crawlId === crawlId);
@@ -171,7 +186,9 @@ async function expectAllDelivered(crawlId: string, summary: CrawlSummary): Promi
     expect(Number.isNaN(Date.parse(event.createdAt))).toBe(false);
   }
   expect(events[0]?.data).toMatchObject({ seeds: [site.url], seedCount: 1 });
-  expect(events.at(-1)?.data).toEqual({ ...summary });
+  expect(events.at(-1)?.data).toEqual(await completedDataOf(crawlId, summary));
+  expect(events.at(-1)?.data).toHaveProperty('failures');
+  expect(Object.keys((events.at(-1)?.data as { pagesByType: object }).pagesByType).length).toBeGreaterThan(0);
 
   // pages.changed carries exactly the crawl's change log, in order.
   const log = await readChanges(stack.db, { since: '0', limit: 10_000, crawlId });
@@ -267,7 +284,7 @@ describe('deliveries that wait for their receiver or their secret', () => {
       const id = 'hooks-nosecret/crawl.completed/0';
       await waitFor(() => prompt.accepted.has(id), 120_000, `${id} accepted`);
       expect(prompt.accepted.get('hooks-nosecret/crawl.started/0')).toHaveLength(1);
-      expect(prompt.accepted.get(id)?.[0]?.data).toEqual({ ...summary });
+      expect(prompt.accepted.get(id)?.[0]?.data).toEqual(await completedDataOf('hooks-nosecret', summary));
       expect(prompt.requests.every((request) => request.verified)).toBe(true);
     } finally {
       await prompt.close();
