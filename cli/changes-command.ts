@@ -4,10 +4,12 @@
  * gleaner process, else the embedded store opened directly (as `gleaner search`).
  *
  * `--json` prints one JSON line per event, then `{"nextCursor","hasMore"}`; a script keeps that
- * cursor and passes it as `--since` next time, and so sees every change once, in order.
+ * cursor and passes it as `--since` next time, and so sees every change once, in order. A `--since`
+ * that is empty, malformed or beyond the feed's head (another store's cursor, or one from before a
+ * reset) is a usage error: exit 2, one line.
  */
-import { type ChangeEvent, type ChangePage, readChanges } from '../db/change-events';
-import { ChangeFeedParamsError, parseCursor, parseLimit } from '../domain/change-feed';
+import { type ChangeEvent, type ChangePage, changeFeedHead, readChanges } from '../db/change-events';
+import { ChangeFeedParamsError, checkCursorWithinHead, parseCursor, parseLimit } from '../domain/change-feed';
 import { openStore } from '../infra/embedded-store';
 import { UsageError } from './errors';
 
@@ -25,7 +27,13 @@ export async function runChangesCommand(options: ChangesCommandOptions): Promise
   const db = await openStore({ requireCorpus: true });
   let page: ChangePage;
   try {
+    // A cursor past the feed's head is refused here, once the head is known (exit 2, nothing printed).
     page = await readChanges(db, { since, limit, ...(options.crawl ? { crawlId: options.crawl } : {}) });
+    // An event after `since` proves it was given out; with none, it must not be beyond the head.
+    if (page.events.length === 0) {
+      const head = await changeFeedHead(db);
+      asUsage('--since', () => checkCursorWithinHead(since, head));
+    }
   } finally {
     await db.close();
   }
@@ -42,9 +50,12 @@ function asUsage<T>(flag: string, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    if (error instanceof ChangeFeedParamsError) throw new UsageError(`${flag}: ${error.message}`);
-    throw error;
+    throw usageOf(flag, error);
   }
+}
+
+function usageOf(flag: string, error: unknown): unknown {
+  return error instanceof ChangeFeedParamsError ? new UsageError(`${flag}: ${error.message}`) : error;
 }
 
 /** A table: cursor, kind, time, crawl, URL (and what a duplicate copies), then the next cursor. */

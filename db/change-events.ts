@@ -7,8 +7,13 @@
 import type { Queryable } from './database';
 
 /**
- * `new` / `changed`: (re)index this URL. `removed` / `duplicate`: drop it. `flagged`: reserved for the
- * quality gate (issue 27), which writes none yet.
+ * `new` / `changed`: (re)index this URL. `removed` / `duplicate`: drop it. `flagged`: the quality gate
+ * (activities/quality-flags.ts) gave the page at least one flag (soft-404, near-empty, template-only,
+ * wrong-language) when its body was extracted; written after that visit's `new` / `changed`, once per
+ * (crawl, page). The page stays stored but out of default search, so a follower drops it from its
+ * index too (or keeps it marked low-quality); a later `new` / `changed` for the page means index it
+ * again, and is followed by another `flagged` if it is still flagged. The flags and their reasons are
+ * on the page (`GET /pages/:id`: `flags`, `flagReasons`).
  */
 export const CHANGE_KINDS = ['new', 'changed', 'removed', 'duplicate', 'flagged'] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
@@ -111,6 +116,17 @@ export interface ReadChangesOptions {
   crawlId?: string;
 }
 
+/**
+ * The whole feed's newest cursor ('0' when empty). Seqs are never deleted, so it only grows: a cursor
+ * above it was never given out by this store (domain/change-feed.ts `checkCursorWithinHead`).
+ */
+export async function changeFeedHead(db: Queryable): Promise<string> {
+  const head = await db.query<{ head: string }>(
+    'SELECT coalesce(max(seq), 0)::text AS head FROM change_events',
+  );
+  return head.rows[0]?.head ?? '0';
+}
+
 /** The events after `since`, oldest first, at most `limit` of them. */
 export async function readChanges(db: Queryable, options: ReadChangesOptions): Promise<ChangePage> {
   const { rows } = await db.query<ChangeRow>(
@@ -122,6 +138,9 @@ export async function readChanges(db: Queryable, options: ReadChangesOptions): P
       LIMIT $2`,
     [options.since, options.limit + 1, options.crawlId ?? null],
   );
+  // An event after `since` proves it is within the feed. With none, compare with the head (the whole
+  // feed's, whatever `crawlId` narrows to); seqs are never deleted, so the head only grows and a cursor
+  // that was within it when the events were read still is.
   const hasMore = rows.length > options.limit;
   const events = rows.slice(0, options.limit).map(
     (row): ChangeEvent => ({

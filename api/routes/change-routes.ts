@@ -1,13 +1,15 @@
 /**
  * `GET /changes?since=CURSOR&limit=N`: the change feed (db/change-events.ts), oldest first, and the
  * cursor to continue from. A follower keeps `nextCursor` and asks again; it sees every change once,
- * in order, across its own and the server's restarts.
+ * in order, across its own and the server's restarts. A cursor this store never gave out (empty,
+ * malformed, or beyond the feed's head) is a 400.
  */
 import type { FastifyInstance } from 'fastify';
-import { CHANGE_KINDS, readChanges } from '../../db/change-events';
+import { CHANGE_KINDS, changeFeedHead, readChanges } from '../../db/change-events';
 import type { Database } from '../../db/database';
 import {
   ChangeFeedParamsError,
+  checkCursorWithinHead,
   DEFAULT_CHANGE_LIMIT,
   MAX_CHANGE_LIMIT,
   parseCursor,
@@ -29,7 +31,8 @@ const eventSchema = {
       type: 'string',
       enum: [...CHANGE_KINDS],
       description:
-        'new/changed: (re)index the URL; removed/duplicate: drop it; flagged: reserved for the quality gate',
+        'new/changed: (re)index the URL; removed/duplicate: drop it; flagged: the quality gate flagged the ' +
+        'page when it was extracted (after its new/changed): it is kept out of default search, drop it too',
     },
     url: { type: 'string' },
     pageId: { type: 'integer' },
@@ -46,7 +49,8 @@ export function registerChangeRoutes(app: FastifyInstance, db: Database): void {
     '/changes',
     route({
       access: 'read',
-      summary: 'The change feed: new, changed, removed and duplicate pages in one order, from a cursor',
+      summary:
+        'The change feed: new, changed, removed, duplicate and flagged pages in one order, from a cursor',
       tags: ['corpus'],
       querystring: {
         type: 'object',
@@ -55,7 +59,9 @@ export function registerChangeRoutes(app: FastifyInstance, db: Database): void {
           since: {
             type: 'string',
             maxLength: 64,
-            description: 'a nextCursor (or event cursor) from an earlier read; 0 or absent: the start',
+            description:
+              'a nextCursor (or event cursor) from an earlier read; 0 or absent: the start. Empty, or ' +
+              "beyond the feed's head (another store's cursor, or one from before a reset): 400",
           },
           limit: { type: 'integer', minimum: 1, maximum: MAX_CHANGE_LIMIT, default: DEFAULT_CHANGE_LIMIT },
           crawl: { type: 'string', minLength: 1, description: "only this crawl's events" },
@@ -79,15 +85,17 @@ export function registerChangeRoutes(app: FastifyInstance, db: Database): void {
     }),
     async (request) => {
       const { limit, crawl } = request.query;
-      let since: string;
       try {
-        since = parseCursor(request.query.since);
+        const since = parseCursor(request.query.since);
+        const page = await readChanges(db, { since, limit, ...(crawl ? { crawlId: crawl } : {}) });
+        // An event after `since` proves it was given out; with none, it must not be beyond the head.
+        if (page.events.length === 0) checkCursorWithinHead(since, await changeFeedHead(db));
+        return page;
       } catch (error) {
         if (error instanceof ChangeFeedParamsError)
           throw badRequest(`query parameter "since": ${error.message}`);
         throw error;
       }
-      return readChanges(db, { since, limit, ...(crawl ? { crawlId: crawl } : {}) });
     },
   );
 }

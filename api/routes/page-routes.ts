@@ -1,6 +1,9 @@
 /**
  * `GET /pages/:id` and `GET /pages?url=`: one stored page with its extraction, chunk count and
- * links both ways, by row id or by URL (canonicalised as the crawler stores it).
+ * links both ways, by row id or by URL (canonicalised as the crawler stores it), and its standing in
+ * the corpus: removed (a tombstone: 404, 410, noindex), a duplicate of another page, or flagged by
+ * the quality gate. `status` is the last stored fetch's; a removed page keeps it, so `removedAt` is
+ * what says the page is gone (as MCP `fetch_page` says).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
@@ -30,6 +33,13 @@ interface PageRow {
   fetched_at: Date;
   indexed_at: Date | null;
   extracted_at: Date | null;
+  removed_at: Date | null;
+  removed_reason: string | null;
+  duplicate_of: number | string | null;
+  duplicate_of_url: string | null;
+  duplicate_kind: string | null;
+  flags: string[] | null;
+  flag_reasons: Record<string, string> | null;
   chunk_count: number;
   embedded_count: number;
   out_count: number;
@@ -68,6 +78,36 @@ const pageSchema = {
     fetchedAt: { type: 'string' },
     indexedAt: { type: ['string', 'null'] },
     extractedAt: { type: ['string', 'null'] },
+    removedAt: {
+      type: ['string', 'null'],
+      description: 'when a recrawl found the page gone (its chunks are deleted); null: live',
+    },
+    removedReason: {
+      type: ['string', 'null'],
+      description: 'why it is gone, e.g. http-404, http-410, noindex; null: live',
+    },
+    duplicateOf: {
+      type: ['string', 'null'],
+      description:
+        'the URL this page copies (its rel=canonical when that page is not stored); null: not a copy',
+    },
+    duplicateOfPageId: { type: ['integer', 'null'], description: 'the page it copies, when it is stored' },
+    duplicateKind: {
+      type: ['string', 'null'],
+      description:
+        'exact (same body), near (SimHash), canonical (rel=canonical); copies are kept out of search',
+    },
+    flags: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'quality-gate flags (soft-404, near-empty, template-only, wrong-language); flagged pages are out of default search',
+    },
+    flagReasons: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'flag -> one line saying why; {} when unflagged',
+    },
     extraction: {
       type: 'object',
       properties: { strategy: { type: ['string', 'null'] }, confidence: { type: ['number', 'null'] } },
@@ -165,13 +205,16 @@ export function registerPageRoutes(app: FastifyInstance, db: Database): void {
       `SELECT p.id, p.url, p.final_url, p.origin, p.crawl_id, p.depth, p.status, p.content_type, p.title,
                 p.language, p.word_count, p.extract_strategy, p.extract_confidence, p.metadata,
                 CASE WHEN $2 THEN p.markdown END AS markdown, p.noindex, p.content_hash, p.body_bytes,
-                p.fetched_at, p.indexed_at, p.extracted_at,
+                p.fetched_at, p.indexed_at, p.extracted_at, p.removed_at, p.removed_reason,
+                p.duplicate_of, p.duplicate_kind,
+                CASE WHEN p.duplicate_kind IS NOT NULL THEN coalesce(d.url, p.canonical_url) END AS duplicate_of_url,
+                p.flags, p.flag_reasons,
                 (SELECT count(*)::int FROM chunks c WHERE c.page_id = p.id) AS chunk_count,
                 (SELECT count(*)::int FROM chunks c WHERE c.page_id = p.id AND c.embedding IS NOT NULL)
                   AS embedded_count,
                 (SELECT count(*)::int FROM links l WHERE l.from_page_id = p.id) AS out_count,
                 (SELECT count(*)::int FROM links l WHERE l.to_url = p.url) AS in_count
-         FROM pages p WHERE p.id = $1`,
+         FROM pages p LEFT JOIN pages d ON d.id = p.duplicate_of WHERE p.id = $1`,
       [id, withMarkdown],
     );
     const page = rows[0];
@@ -206,6 +249,13 @@ export function registerPageRoutes(app: FastifyInstance, db: Database): void {
       fetchedAt: iso(page.fetched_at),
       indexedAt: iso(page.indexed_at),
       extractedAt: iso(page.extracted_at),
+      removedAt: iso(page.removed_at),
+      removedReason: page.removed_reason,
+      duplicateOf: page.duplicate_of_url,
+      duplicateOfPageId: page.duplicate_of === null ? null : Number(page.duplicate_of),
+      duplicateKind: page.duplicate_kind,
+      flags: page.flags ?? [],
+      flagReasons: page.flag_reasons ?? {},
       extraction: { strategy: page.extract_strategy, confidence: page.extract_confidence },
       metadata: page.metadata,
       markdown: page.markdown,

@@ -88,4 +88,33 @@ describe('gleaner changes on the embedded store', () => {
     expect(none.stdout).toContain('No changes after this cursor.');
     expect(lastLine(none.stdout)).toBe(`next cursor: ${cursor}`);
   });
+
+  it('refuses a cursor beyond the head (another store, a reset) and an empty one: one line, exit 2', async () => {
+    const all = await runGleaner(['changes', '--json'], env());
+    expect(all.code, all.stderr).toBe(0);
+    const head = (JSON.parse(lastLine(all.stdout)) as { nextCursor: string }).nextCursor;
+    // The head itself is a cursor this store gave out: nothing new, the cursor kept.
+    const atHead = await runGleaner(['changes', '--json', '--since', head], env());
+    expect(atHead.code, atHead.stderr).toBe(0);
+    expect(JSON.parse(atHead.stdout.trim())).toEqual({ nextCursor: head, hasMore: false });
+
+    for (const args of [
+      ['--since', '1000'],
+      ['--since', '1000', '--crawl', 'second'],
+      ['--since', (BigInt(head) + 1n).toString(), '--json'],
+    ]) {
+      const beyond = await runGleaner(['changes', ...args], env());
+      expect(beyond.code, args.join(' ')).toBe(2);
+      expect(beyond.stdout).toBe('');
+      expect(beyond.stderr.trim().split('\n')).toHaveLength(1);
+      expect(beyond.stderr).toContain(`--since: cursor "${args[1]}" is beyond this feed's head (${head})`);
+      expect(beyond.stderr).toMatch(/another store or from before a reset/);
+    }
+
+    const empty = await runGleaner(['changes', '--json', '--since', ''], env());
+    expect(empty.code).toBe(2);
+    expect(empty.stdout).toBe('');
+    expect(empty.stderr.trim().split('\n')).toHaveLength(1);
+    expect(empty.stderr).toContain('--since: cursor is empty');
+  });
 });

@@ -8,10 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settleNearDuplicate } from '../../activities/near-duplicates';
 import { loadKnownPage, trackStoredVisit } from '../../activities/recrawl-visits';
-import { appendChangeEvent, readChanges } from '../../db/change-events';
+import { appendChangeEvent, changeFeedHead, readChanges } from '../../db/change-events';
 import type { Queryable } from '../../db/database';
 import { loadMigrations, migrate } from '../../db/migrate';
 import { PgDatabase } from '../../db/pg-database';
+import { ChangeFeedParamsError, checkCursorWithinHead } from '../../domain/change-feed';
 import { type NativePostgres, startNativePostgres } from '../../infra/native-postgres';
 
 let postgres: NativePostgres;
@@ -227,5 +228,33 @@ describe('change_events', () => {
       ['changed', '/exact', 'c6'],
     ]);
     expect(events[0]?.duplicateOf).toBe('http://127.0.0.1:9/orig');
+  });
+
+  it('gives the head a cursor beyond it (another store, a reset) is refused against, instead of "nothing new"', async () => {
+    const { rows } = await db.query<{ head: string }>('SELECT max(seq)::text AS head FROM change_events');
+    const head = rows[0]?.head as string;
+    const beyond = (BigInt(head) + 1n).toString();
+    // The head itself and below are cursors this store gave out: an empty page, the cursor kept.
+    expect(await readChanges(db, { since: head, limit: 10 })).toEqual({
+      events: [],
+      nextCursor: head,
+      hasMore: false,
+    });
+    expect(await readChanges(db, { since: head, limit: 10, crawlId: 'c5' })).toEqual({
+      events: [],
+      nextCursor: head,
+      hasMore: false,
+    });
+    // The head the readers compare a cursor with when no event follows it.
+    expect(await changeFeedHead(db)).toBe(head);
+    for (const since of [beyond, '1000000', '9223372036854775807']) {
+      expect(await readChanges(db, { since, limit: 10 })).toEqual({
+        events: [],
+        nextCursor: since,
+        hasMore: false,
+      });
+      expect(() => checkCursorWithinHead(since, head)).toThrow(ChangeFeedParamsError);
+      expect(() => checkCursorWithinHead(since, head)).toThrow(`beyond this feed's head (${head})`);
+    }
   });
 });

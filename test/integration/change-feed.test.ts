@@ -204,6 +204,17 @@ describe('the change feed across a crawl and a recrawl', () => {
       '/copy-near.html': path(5),
     });
     for (const event of recrawl.filter((e) => e.kind === 'removed')) expect(event.contentHash).toBeNull();
+    // The removed pages' rows say so through `GET /pages` too (their `status` is the last stored fetch's).
+    for (const [i, reason] of [
+      [2, 'http-404'],
+      [3, 'http-410'],
+    ] as const) {
+      const response = await fetch(`${api.url}/pages?url=${encodeURIComponent(`${site.origin}${path(i)}`)}`);
+      expect(response.status).toBe(200);
+      const stored = (await response.json()) as { removedAt: string | null; removedReason: string | null };
+      expect(stored.removedReason, path(i)).toBe(reason);
+      expect(stored.removedAt, path(i)).not.toBeNull();
+    }
     // The changed page's event carries the new body's hash.
     const stored = await stack.db.query<{ content_hash: string }>(
       'SELECT content_hash FROM pages WHERE url = $1',
@@ -301,7 +312,12 @@ describe('the change feed across a crawl and a recrawl', () => {
 });
 
 describe('bad parameters', () => {
+  /** The feed's head: the last event's cursor, the largest this store has given out. */
+  const feedHead = async () => ((await getChanges(api.url, 'limit=1000')).body as ChangePage).nextCursor;
+
   it('GET /changes answers 400 naming the parameter for a bad cursor or limit', async () => {
+    const head = await feedHead();
+    expect(BigInt(head)).toBeGreaterThan(0n);
     for (const [query, words] of [
       ['since=abc', '"since"'],
       ['since=-1', '"since"'],
@@ -311,6 +327,10 @@ describe('bad parameters', () => {
       ['limit=1001', '"limit"'],
       ['limit=many', '"limit"'],
       ['cursor=3', '"cursor"'],
+      ['since=', 'cursor is empty'],
+      // A cursor past the head: another store's, or from before a reset.
+      [`since=${BigInt(head) + 1n}`, `beyond this feed's head (${head})`],
+      ['since=1000000', `beyond this feed's head (${head})`],
     ] as const) {
       const { status, body } = await getChanges(api.url, query);
       expect(status, query).toBe(400);
@@ -319,10 +339,13 @@ describe('bad parameters', () => {
   });
 
   it('gleaner changes refuses a bad --since or --limit with one line and exit 2', async () => {
+    const head = await feedHead();
     for (const [args, words] of [
       [['--since', 'yesterday'], '--since'],
       [['--limit', '0'], '--limit'],
       [['--limit', '5000'], '--limit'],
+      [['--since', ''], '--since: cursor is empty'],
+      [['--since', '1000000'], `--since: cursor "1000000" is beyond this feed's head (${head})`],
     ] as const) {
       const result = await runGleaner(['changes', ...args], { DATABASE_URL: stack.postgres.url });
       expect(result.code, args.join(' ')).toBe(2);
