@@ -10,6 +10,7 @@ import { type CrawlSpec, type CrawlSpecIssue, InvalidCrawlSpecError } from '../d
 import { WEBHOOK_SECRET_ENV } from '../domain/webhook-events';
 import { newCrawlId } from '../infra/start-crawl';
 import { UsageError } from './errors';
+import { attachesToRunningDev } from './local-workers';
 
 /** The flags of `gleaner crawl` (and `schedule create`) that shape the crawl, as commander parses them. */
 export interface CrawlFlags {
@@ -139,14 +140,15 @@ export function scheduledSpecFromFlags(urls: string[], flags: CrawlFlags): Sched
 /**
  * Webhooks are always signed, so `--notify` needs GLEANER_WEBHOOK_SECRET wherever they are delivered.
  * When this process's own workers deliver them (the embedded default, or --local-workers) a missing
- * secret is a usage error before anything starts. Workers elsewhere (TEMPORAL_ADDRESS set) hold the
+ * secret is a usage error before anything starts. Workers elsewhere (TEMPORAL_ADDRESS set, or the
+ * running `gleaner dev` this process attaches to, which then starts no workers of its own) hold the
  * secret themselves and this process never needs it: a worker without it fails each delivery with an
  * error naming the variable, and Temporal retries until it is set, so nothing is lost.
  */
 function requireWebhookSecret(spec: { notify: readonly string[] }, flags: CrawlFlags): void {
-  if (spec.notify.length === 0) return;
+  if (spec.notify.length === 0 || process.env[WEBHOOK_SECRET_ENV]) return;
   const localWorkers = flags.localWorkers ?? !process.env.TEMPORAL_ADDRESS;
-  if (localWorkers && !process.env[WEBHOOK_SECRET_ENV]) {
+  if (localWorkers && !attachesToRunningDev()) {
     throw new UsageError(
       `--notify: set ${WEBHOOK_SECRET_ENV}: webhooks are always signed (HMAC-SHA256), and this process delivers them`,
     );

@@ -391,13 +391,27 @@ program
     (await import('./mcp-command')).runMcpCommand(options),
   );
 
+/**
+ * Exits once no model thread is inside onnxruntime-node: process.exit stops worker threads on the
+ * spot, and one stopped while its model loads (a command that failed early, while the model its
+ * workers would use was still loading) or runs aborts the process, exit 134 instead of its own
+ * status (embed/embedder-thread.ts). Commands that never started one wait for nothing.
+ */
+async function exit(code: number): Promise<never> {
+  try {
+    await (await import('../embed/embedder-thread')).stopEmbedderThreads();
+  } catch {}
+  process.exit(code);
+}
+
 try {
   await program.parseAsync(process.argv);
-  process.exit(0);
+  await exit(0);
 } catch (error) {
   const code = (error as { code?: string }).code;
   if (code?.startsWith('commander.')) {
-    // Commander already printed its message (help, version, or a usage error).
+    // Commander already printed its message (help, version, or a usage error). Thrown while parsing,
+    // before any command ran: no thread to wait for.
     const exitCode = (error as { exitCode?: number }).exitCode ?? 2;
     process.exit(exitCode === 0 ? 0 : 2);
   }
@@ -406,9 +420,9 @@ try {
     const name = (error as Error).name;
     const partFailed =
       name === 'CrawlFailedError' || name === 'InconsistentStoreError' || name === 'ManifestLinesFailedError';
-    process.exit(partFailed ? 1 : name === 'InterruptedError' ? 130 : 2);
+    await exit(partFailed ? 1 : name === 'InterruptedError' ? 130 : 2);
   }
   logger.error({ err: error }, 'unexpected failure');
   process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);
-  process.exit(1);
+  await exit(1);
 }

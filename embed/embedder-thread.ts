@@ -29,6 +29,9 @@ export interface EmbedAhead {
   kind: EmbedKind;
 }
 
+/** How every model thread of this process that has not ended yet is stopped safely. */
+const liveThreads = new Set<() => Promise<void>>();
+
 /**
  * Starts the thread; resolves once its model is loaded, rejects with the reason it could not be.
  * `onEnded` runs once when the thread stops for any reason (closed, crashed, failed to load).
@@ -55,6 +58,12 @@ export function loadEmbedderInThread(
   // Dropped, not drained: a resumed stream of the thread's would hold the process open after unref().
   worker.stdout.destroy();
   worker.stderr.destroy();
+  // Settles once the model has loaded or the thread has ended: before then it may be inside
+  // onnxruntime-node's native load, where stopping it aborts the process (see `stopEmbedderThreads`).
+  let loadSettled!: () => void;
+  const settledLoad = new Promise<void>((resolveLoad) => {
+    loadSettled = resolveLoad;
+  });
   const pending = new Map<number, { resolve(v: Float32Array[]): void; reject(e: Error): void }>();
   let nextId = 0;
   let ended: Error | undefined;
@@ -88,8 +97,18 @@ export function loadEmbedderInThread(
   let answeredAhead = ahead && post(ahead.texts, ahead.kind);
   // Unasked for, a failure here is the caller's to hear of only if it asks.
   answeredAhead?.catch(() => {});
+  /** Stops the thread once doing so is safe: its model loaded or its load over, its requests answered. */
+  const stopSafely = async () => {
+    ended ??= new Error('the embedding thread was closed');
+    await settledLoad;
+    await Promise.all(inFlight);
+    await worker.terminate();
+  };
+  liveThreads.add(stopSafely);
+  worker.once('exit', () => liveThreads.delete(stopSafely));
   return new Promise<ThreadedEmbedder>((resolve, reject) => {
     const fail = (error: Error) => {
+      loadSettled();
       ended ??= error;
       reject(error);
       for (const request of pending.values()) request.reject(error);
@@ -107,6 +126,7 @@ export function loadEmbedderInThread(
         void worker.terminate();
       } else if (reply.type === 'ready') {
         loaded = true;
+        loadSettled();
         holdProcessOpen();
         resolve({
           identity: reply.identity,
@@ -118,14 +138,10 @@ export function loadEmbedderInThread(
             }
             return post(texts, kind);
           },
-          async close() {
-            ended ??= new Error('the embedding thread was closed');
-            // A thread stopped inside the model's run takes the whole process down (onnxruntime-node
-            // throws a C++ exception into the terminating thread: abort, exit 134), so the requests
-            // it has are let finish first; later ones are refused above.
-            await Promise.all(inFlight);
-            await worker.terminate();
-          },
+          // A thread stopped inside the model's run takes the whole process down (onnxruntime-node
+          // throws a C++ exception into the terminating thread: abort, exit 134), so the requests
+          // it has are let finish first; later ones are refused above.
+          close: stopSafely,
         });
       } else {
         const request = pending.get(reply.id);
@@ -136,6 +152,26 @@ export function loadEmbedderInThread(
       }
     });
   });
+}
+
+/**
+ * Stops every model thread of this process, each once it is safe to: for a process about to call
+ * process.exit (cli/main.ts). process.exit terminates worker threads on the spot, and one stopped
+ * while onnxruntime-node loads its model, or runs it, aborts the whole process (`terminate called
+ * after throwing an instance of 'Napi::Error'`, exit 134), so a command that failed early, while
+ * its model thread was still loading, lost its exit status and message to that. Waits at most
+ * `waitMs` (a model download can be slow); after that the caller exits regardless.
+ */
+export async function stopEmbedderThreads(waitMs = 30_000): Promise<void> {
+  shared = undefined;
+  if (liveThreads.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolveTimeout) => {
+    timer = setTimeout(resolveTimeout, waitMs);
+  });
+  const stopping = Promise.allSettled([...liveThreads].map((stop) => stop()));
+  await Promise.race([stopping, timeout]);
+  clearTimeout(timer);
 }
 
 function sameTexts(a: readonly string[], b: readonly string[]): boolean {
