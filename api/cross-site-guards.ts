@@ -10,7 +10,9 @@
  *   (415 otherwise) and refuse an `Origin` that is not this API's own (403). Non-browser clients
  *   send no Origin and are unaffected.
  */
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseAuthority } from '../domain/host-authority';
 import { API_ERROR_CODES, ApiError } from './errors';
 
 export interface CrossSiteGuardOptions {
@@ -25,22 +27,6 @@ export interface CrossSiteGuardOptions {
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 // Methods a browser sends cross-site without a preflight carry a body only with these; we demand JSON.
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-
-/** `Host` or URL authority split into a lower-cased name (IPv6 without brackets) and its port. */
-export function parseAuthority(authority: string): { name: string; port?: string } | undefined {
-  const value = authority.trim().toLowerCase();
-  if (value === '') return undefined;
-  if (value.startsWith('[')) {
-    const end = value.indexOf(']');
-    if (end < 0) return undefined;
-    const rest = value.slice(end + 1);
-    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return undefined;
-    return { name: value.slice(1, end), ...(rest ? { port: rest.slice(1) } : {}) };
-  }
-  const match = /^([^:/\s@]+?)\.?(?::(\d{1,5}))?$/.exec(value);
-  if (!match?.[1]) return undefined;
-  return { name: match[1], ...(match[2] ? { port: match[2] } : {}) };
-}
 
 /** Names that always mean this machine; a rebinding page cannot make a browser send them for its own origin. */
 export function isLoopbackName(name: string): boolean {

@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import { allowlistedEnv } from './child-env';
 import { freePort, isPortFree } from './free-port';
 import { toolsDir } from './tools-dir';
+import { startUiHostGuard, type UiHostGuard } from './ui-host-guard';
 
 export type SearchAttributeKind = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
 
@@ -12,14 +13,18 @@ export interface TemporalDevServerOptions {
   /** SQLite file for the server's state; without it everything is lost when the server stops. */
   dbFile?: string;
   port?: number;
-  /** Web UI port; `false` runs headless. Defaults to a free port so operators get the UI. */
+  /**
+   * Web UI port users are given; `false` runs headless. Defaults to a free port so operators get the
+   * UI. The UI itself listens on an internal loopback port behind a Host-checking proxy on this one
+   * (infra/ui-host-guard.ts).
+   */
   uiPort?: number | false;
   /** Extra namespace to create (the `default` namespace always exists). */
   namespace?: string;
   /** Server output goes here (appended) instead of being kept in memory. */
   logFile?: string;
   searchAttributes?: Record<string, SearchAttributeKind>;
-  /** Server dynamic config; merged over DEV_SERVER_DYNAMIC_CONFIG. */
+  /** Server dynamic config; merged over DEV_SERVER_DYNAMIC_CONFIG and the HTTP API's allowed hosts. */
   dynamicConfig?: Record<string, unknown>;
   startTimeoutMs?: number;
 }
@@ -27,10 +32,13 @@ export interface TemporalDevServerOptions {
 export interface TemporalDevServer {
   /** host:port of the gRPC frontend. */
   address: string;
+  /** The Web UI through its Host guard (the advertised port), when not headless. */
   uiUrl?: string;
+  /** host:port of the frontend's HTTP API (loopback Host names only). */
+  httpAddress: string;
   namespace: string;
   pid: number;
-  /** SIGTERM, then SIGKILL after 10 s; resolves once the process is gone. */
+  /** SIGTERM, then SIGKILL after 10 s; resolves once the process is gone and the UI's guard closed. */
   stop(): Promise<void>;
   /** Defaults to SIGKILL, i.e. a crash; call stop() afterwards to wait for the exit. */
   kill(signal?: NodeJS.Signals): void;
@@ -61,6 +69,15 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'history.transferProcessorMaxPollRPS': 1000,
   'matching.numTaskqueueReadPartitions': 1,
   'matching.numTaskqueueWritePartitions': 1,
+};
+
+/**
+ * The frontend's HTTP API (`--http-port`, on loopback) answers any Host too, so a DNS-rebinding page
+ * that found its port could list and start workflows: only loopback names are served (the server
+ * compares the name, any port; others get 403 "Host not allowed").
+ */
+const DEV_SERVER_HTTP_ALLOWED_HOSTS: Readonly<Record<string, unknown>> = {
+  'frontend.httpAllowedHosts': ['127.0.0.1', 'localhost'],
 };
 const LOG_TAIL_LINES = 40;
 const LOG_HEAD_LINES = 20;
@@ -174,7 +191,9 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 export async function startTemporalDevServer(
   opts: TemporalDevServerOptions = {},
 ): Promise<TemporalDevServer> {
-  const portsOurs = opts.port === undefined && typeof opts.uiPort !== 'number';
+  // The UI's own port is always ours: an explicit uiPort is the guard's, which never says
+  // "address already in use" (UiHostGuardListenError).
+  const portsOurs = opts.port === undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return await startDevServerOnce(opts);
@@ -203,14 +222,49 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
   if (!bin) throw missingBinaryError();
   const host = '127.0.0.1';
   const port = opts.port ?? (await freePort(host));
-  const uiPort = opts.uiPort === false ? undefined : (opts.uiPort ?? (await freePort(host)));
-  const namespace = opts.namespace ?? 'default';
+  const httpPort = await freePort(host);
+  // The UI answers any Host, so it listens on a port nobody is given, behind the guard (DESIGN 8).
+  const uiPort = opts.uiPort === false ? undefined : await freePort(host);
   // Readiness is judged over gRPC, so an old server still on this port would pass for ours.
   if (opts.port !== undefined && !(await isPortFree(port, host))) {
     throw new Error(`Temporal dev server cannot start: ${host}:${port} is already in use`);
   }
+  // Listening before the server starts, so a taken explicit port fails before anything runs.
+  const uiGuard =
+    uiPort === undefined
+      ? undefined
+      : await startUiHostGuard({
+          host,
+          port: typeof opts.uiPort === 'number' ? opts.uiPort : 0,
+          target: { host, port: uiPort },
+        });
+  try {
+    return await spawnDevServer(opts, { bin, host, port, httpPort, uiPort, uiGuard });
+  } catch (error) {
+    await uiGuard?.close();
+    throw error;
+  }
+}
+
+interface DevServerPlan {
+  bin: string;
+  host: string;
+  port: number;
+  /** The frontend's HTTP API, chosen here (the server would pick one we could not name). */
+  httpPort: number;
+  /** The UI's internal port, behind uiGuard; undefined when headless. */
+  uiPort: number | undefined;
+  uiGuard: UiHostGuard | undefined;
+}
+
+async function spawnDevServer(
+  opts: TemporalDevServerOptions,
+  { bin, host, port, httpPort, uiPort, uiGuard }: DevServerPlan,
+): Promise<TemporalDevServer> {
+  const namespace = opts.namespace ?? 'default';
 
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--log-level', 'warn'];
+  args.push('--http-port', String(httpPort));
   if (uiPort === undefined) args.push('--headless');
   // The news feed is the UI's only call to the internet; it would just fail here.
   else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
@@ -221,7 +275,11 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
     for (const pragma of SQLITE_PRAGMAS) args.push('--sqlite-pragma', pragma);
   }
   if (namespace !== 'default') args.push('--namespace', namespace);
-  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig })) {
+  for (const [key, value] of Object.entries({
+    ...DEV_SERVER_DYNAMIC_CONFIG,
+    ...DEV_SERVER_HTTP_ALLOWED_HOSTS,
+    ...opts.dynamicConfig,
+  })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   for (const [name, kind] of Object.entries(opts.searchAttributes ?? {})) {
@@ -272,7 +330,8 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
   if (child.pid === undefined) throw new Error('Temporal dev server has no pid');
   return {
     address,
-    uiUrl: uiPort === undefined ? undefined : `http://${host}:${uiPort}`,
+    uiUrl: uiGuard?.url,
+    httpAddress: `${host}:${httpPort}`,
     namespace,
     pid: child.pid,
     kill: (signal = 'SIGKILL') => {
@@ -287,6 +346,7 @@ async function startDevServerOnce(opts: TemporalDevServerOptions): Promise<Tempo
         }
       }
       process.off('exit', killOnExit);
+      await uiGuard?.close();
     },
   };
 }
