@@ -39,7 +39,7 @@ import { handoffLatenessMs, RequestSpacing, waitForHandoff } from './politeness-
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
-import { createScopeCache } from './scope-cache';
+import { createScopeCache, type ScopeCache } from './scope-cache';
 import { ThreadDeadlineError } from './thread-deadline';
 import { admitLink } from './trap-budgets';
 import type { DiscoveredUrl, FetchAndStoreInput, FetchAndStoreResult } from './types';
@@ -62,7 +62,7 @@ export interface FetchAndStoreDeps {
 const MAX_HOP_WAIT_MS = 60_000;
 
 export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDeps) {
-  const scopeFor = createScopeCache();
+  const scopes = createScopeCache(db);
 
   return async function fetchAndStore(input: FetchAndStoreInput): Promise<FetchAndStoreResult> {
     const context = Context.current();
@@ -155,7 +155,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       // as the links; none when that pass ran out of time (a page that hostile is not worth a browser).
       const result =
         fetched.kind === 'ok'
-          ? await store(db, input, fetched, scopeFor(input.crawlId, input.spec), 'http', {
+          ? await store(db, input, fetched, await scopeOfPage(scopes, input, fetched.finalUrl), 'http', {
               assess: input.assessRender === true,
               signal: context.cancellationSignal,
               ...(deadlineMs ? { deadlineMs } : {}),
@@ -172,6 +172,15 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       };
     }, HEARTBEAT);
   };
+}
+
+/** The scope that judges the links of a page fetched for `input`, which landed on `finalUrl`. */
+export function scopeOfPage(
+  scopes: ScopeCache,
+  input: { crawlId: string; spec: FetchAndStoreInput['spec']; url: string },
+  finalUrl: string,
+): Promise<ScopePredicate> {
+  return scopes.forPage(input.crawlId, input.spec, input.url, canonicalizeUrl(finalUrl) ?? input.url);
 }
 
 /** Time since the last response of a fetch ended, on this machine's clock. */

@@ -1,15 +1,24 @@
-/** A crawl's scope predicate from its spec, and a cache of them per crawl for one worker's activities. */
+/**
+ * A crawl's scope predicate from its spec, and a cache of them per crawl for one worker's activities.
+ *
+ * A seed that redirects to another origin (http → https, example.com → www.example.com) widens the
+ * scope: its final URL counts as a seed, or the crawl stopped at the seed, every link on the page it
+ * landed on out of scope. The widening is kept in `crawl_redirected_seeds`, so a worker that did not
+ * see the redirect learns it when a page of the new origin reaches it (`forPage`).
+ */
 
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Queryable } from '../db/database';
 import { compileScope, type ScopePredicate, ScopeSpecError } from '../domain/scope';
+import { canonicalizeUrl, originOf } from '../domain/url';
 import type { FetchSpec } from './types';
 
 /** Compiles the spec's scope; a bad scope is bad input, so its failure is never retried. */
-export function compileSpecScope(spec: FetchSpec): ScopePredicate {
+export function compileSpecScope(spec: FetchSpec, redirectedSeeds: readonly string[] = []): ScopePredicate {
   try {
     return compileScope({
       mode: spec.scope,
-      seeds: spec.seeds,
+      seeds: [...spec.seeds, ...redirectedSeeds],
       domains: spec.domains,
       includePrefixes: spec.includePrefixes,
       excludePatterns: spec.exclude,
@@ -20,16 +29,54 @@ export function compileSpecScope(spec: FetchSpec): ScopePredicate {
   }
 }
 
-export function createScopeCache(): (crawlId: string, spec: FetchSpec) => ScopePredicate {
-  const scopes = new Map<string, ScopePredicate>();
-  return (crawlId, spec) => {
-    let predicate = scopes.get(crawlId);
-    if (!predicate) {
-      predicate = compileSpecScope(spec);
-      // Bounded: a long-lived worker serves many crawls.
-      if (scopes.size > 100) scopes.clear();
-      scopes.set(crawlId, predicate);
-    }
-    return predicate;
+export interface ScopeCache {
+  /**
+   * The scope that judges the links of the page at `url` fetched for this crawl, landed on `finalUrl`:
+   * widened (and recorded) when a seed redirected to another origin, read again from the store when
+   * the page itself is out of the cached scope (another worker widened it since).
+   */
+  forPage(crawlId: string, spec: FetchSpec, url: string, finalUrl: string): Promise<ScopePredicate>;
+}
+
+interface Entry {
+  redirectedSeeds: string[];
+  predicate: ScopePredicate;
+}
+
+export function createScopeCache(db: Queryable): ScopeCache {
+  const entries = new Map<string, Entry>();
+  const remember = (crawlId: string, entry: Entry) => {
+    // Bounded: a long-lived worker serves many crawls.
+    if (entries.size > 100 && !entries.has(crawlId)) entries.clear();
+    entries.set(crawlId, entry);
+    return entry;
   };
+  const load = async (crawlId: string, spec: FetchSpec): Promise<Entry> => {
+    const rows = await db.query<{ url: string }>(
+      'SELECT url FROM crawl_redirected_seeds WHERE crawl_id = $1 ORDER BY url',
+      [crawlId],
+    );
+    const redirectedSeeds = rows.rows.map((row) => row.url);
+    return remember(crawlId, { redirectedSeeds, predicate: compileSpecScope(spec, redirectedSeeds) });
+  };
+
+  return {
+    async forPage(crawlId, spec, url, finalUrl) {
+      let entry = entries.get(crawlId) ?? (await load(crawlId, spec));
+      if (!entry.predicate(url) && !isSeed(spec, url)) entry = await load(crawlId, spec);
+      if (isSeed(spec, url) && originOf(finalUrl) !== originOf(url) && !entry.predicate(finalUrl)) {
+        await db.query(
+          'INSERT INTO crawl_redirected_seeds (crawl_id, url) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+          [crawlId, finalUrl],
+        );
+        const redirectedSeeds = [...entry.redirectedSeeds, finalUrl];
+        entry = remember(crawlId, { redirectedSeeds, predicate: compileSpecScope(spec, redirectedSeeds) });
+      }
+      return entry.predicate;
+    },
+  };
+}
+
+function isSeed(spec: FetchSpec, url: string): boolean {
+  return spec.seeds.some((seed) => (canonicalizeUrl(seed) ?? seed) === url);
 }

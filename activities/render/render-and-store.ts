@@ -11,7 +11,7 @@ import type { Database } from '../../db/database';
 import { originGapMs } from '../../domain/politeness/gap';
 import type { ScopePredicate } from '../../domain/scope';
 import { originOf } from '../../domain/url';
-import { robotsBlocked, store } from '../fetch-and-store';
+import { robotsBlocked, scopeOfPage, store } from '../fetch-and-store';
 import { withHeartbeat } from '../heartbeat';
 import { BlockedUrlError } from '../http/errors';
 import type { FetchOk } from '../http/fetch-result';
@@ -65,7 +65,7 @@ export interface RenderAndStoreDeps {
 }
 
 export function createRenderAndStore({ db, robots, pool = renderPool, resolve }: RenderAndStoreDeps) {
-  const scopeFor = createScopeCache();
+  const scopes = createScopeCache(db);
 
   return async function renderAndStore(input: RenderAndStoreInput): Promise<RenderAndStoreResult> {
     const context = Context.current();
@@ -155,7 +155,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
       const result = await storeRendered(
         input,
         rendered,
-        scopeFor(input.crawlId, input.spec),
+        await scopeOfPage(scopes, input, rendered.finalUrl),
         context.cancellationSignal,
       );
       const responseEndedMs = rendered.startedAtMs + rendered.totalMs;

@@ -4,6 +4,7 @@
  * Crawl-delay) between the end of each 3xx and the next request. Before, the hops went out at once
  * (3 ms apart under `Crawl-delay: 1`).
  */
+import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { type RequestLogEntry, type SiteServer, serveSite } from '../../testbed/site-server';
@@ -76,5 +77,63 @@ describe('redirect hops within an origin', () => {
     expect(gaps.map((gap) => gap.path)).toEqual(expect.arrayContaining(['/', '/hop', '/page']));
     // Every request after robots.txt, hops included, at least the Crawl-delay after the one before.
     for (const gap of gaps) expect(gap.gapMs, gap.path).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+/**
+ * A site served as two origins: `http://127.0.0.1:P` redirects every path to `http://localhost:P`,
+ * as a site redirects http to https or example.com to www; on localhost each page links four more.
+ * `/away` on localhost redirects to another site (`outside`), whose own links are out of scope.
+ */
+async function movedSite(outside: SiteServer): Promise<{ site: SiteServer; servedMoved: string[] }> {
+  const site = await serveSite(undefined);
+  const servedMoved: string[] = [];
+  sites.push(site);
+  const moved = `http://localhost:${site.port}`;
+  const page = (n: number) =>
+    `<title>Page ${n}</title><main><h1>Page ${n}</h1><p>${'Words about this page of the moved site. '.repeat(20)}</p>` +
+    [1, 2].map((i) => `<a href="/p${n * 2 + i}">next ${n * 2 + i}</a>`).join(' ') +
+    (n === 0 ? ' <a href="/away">away</a>' : '') +
+    '</main>';
+  const handler = (n: number) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.headers.host?.startsWith('127.0.0.1'))
+      return res.writeHead(301, { location: `${moved}${req.url}` }).end();
+    servedMoved.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'text/html' }).end(page(n));
+  };
+  site.route('/', handler(0));
+  for (let n = 1; n <= 14; n++) site.route(`/p${n}`, handler(n));
+  site.route('/away', (_req, res) => res.writeHead(302, { location: outside.url }).end());
+  return { site, servedMoved };
+}
+
+describe('a seed that redirects to another origin', () => {
+  it('brings the origin it lands on into scope; a later redirect elsewhere does not', async () => {
+    const outside = await serveSite(undefined);
+    sites.push(outside);
+    outside.route('/', (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Outside</title><a href="/o1">o1</a>'),
+    );
+    outside.route('/o1', (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>o1</p>'));
+    const { site, servedMoved } = await movedSite(outside);
+    const crawlId = 'seed-moved';
+    const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+      taskQueue: TASK_QUEUES.crawl,
+      workflowId: crawlWorkflowId(crawlId),
+      args: [
+        { crawlId, seeds: [site.url], delayMs: 0, maxPages: 20, allowHosts: ['127.0.0.1', 'localhost'] },
+      ],
+    });
+    expect(summary.status).toBe('completed');
+    // Before, the crawl stopped at the seed: every link on the page it landed on was out of scope.
+    expect(new Set(servedMoved.filter((path) => path.startsWith('/p'))).size).toBe(14);
+    expect(summary.pagesFetched).toBeGreaterThanOrEqual(15);
+    const recorded = await stack.db.query<{ url: string }>(
+      'SELECT url FROM crawl_redirected_seeds WHERE crawl_id = $1',
+      [crawlId],
+    );
+    expect(recorded.rows.map((row) => row.url)).toEqual([`http://localhost:${site.port}/`]);
+    // `/away` is no seed: its redirect target is fetched as that page, but the outside site's links are not followed.
+    expect(outside.log.map((entry) => entry.path)).not.toContain('/o1');
   });
 });
