@@ -77,7 +77,10 @@ export async function runApiCommand(options: ApiCommandOptions): Promise<void> {
     api = await startRuntimeApi(runtime, options);
     process.stderr.write(
       [
-        `gleaner api listening on ${api.url} (Ctrl-C to stop)`,
+        // A wildcard bind is reachable from other machines: say so, not only the loopback URL.
+        options.host === '0.0.0.0' || options.host === '::'
+          ? `gleaner api listening on every interface (${options.host}), port ${new URL(api.url).port}; here at ${api.url} (Ctrl-C to stop)`
+          : `gleaner api listening on ${api.url} (Ctrl-C to stop)`,
         `  OpenAPI         ${api.url}/openapi.json (browse ${api.url}/docs)`,
         `  Temporal        ${runtime.temporalAddress} (namespace ${runtime.namespace})`,
         ...(runtime.workers ? [`  workers         ${QUEUE_KINDS.join(', ')}`] : []),
