@@ -239,7 +239,6 @@ async function runCreate(urls: string[], options: CreateOptions): Promise<void> 
       options,
       scheduledSpecFromFlags(urls, options),
       randomBytes(2).toString('hex'),
-      (field) => (field === 'jitter' ? '--jitter' : '--catchup-window'),
     );
   } catch (error) {
     asUsage(error);

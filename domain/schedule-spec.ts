@@ -78,12 +78,12 @@ export function parseDurationMs(text: string, what = 'duration'): number {
   return total;
 }
 
-export function parseInterval(text: string): number {
-  const ms = parseDurationMs(text, '--every');
+export function parseInterval(text: string, what = '--every'): number {
+  const ms = parseDurationMs(text, what);
   if (ms < MIN_INTERVAL_MS) {
-    throw new InvalidScheduleError(`--every "${text}" is shorter than Temporal's minimum of 1s`);
+    throw new InvalidScheduleError(`${what} "${text}" is shorter than Temporal's minimum of 1s`);
   }
-  if (ms % 1_000 !== 0) throw new InvalidScheduleError(`--every "${text}" must be whole seconds`);
+  if (ms % 1_000 !== 0) throw new InvalidScheduleError(`${what} "${text}" must be whole seconds`);
   return ms;
 }
 
@@ -92,18 +92,18 @@ export function parseInterval(text: string): number {
  * Temporal parses it for real (5 fields, 6–7 with seconds or years, `@daily`-style shortcuts,
  * `CRON_TZ=`) and its message is passed on when it refuses one.
  */
-export function checkCron(expression: string): string {
+export function checkCron(expression: string, what = '--cron'): string {
   const trimmed = expression.trim();
   const body = trimmed.replace(/^CRON_TZ=\S+\s+/, '');
   const fields = body.split(/\s+/).filter(Boolean);
   const shortcut = /^@\w+/.test(body);
   if (!shortcut && (fields.length < 5 || fields.length > 7)) {
     throw new InvalidScheduleError(
-      `--cron "${expression}" needs 5 fields (minute hour day-of-month month day-of-week) or a shortcut like @daily`,
+      `${what} "${expression}" needs 5 fields (minute hour day-of-month month day-of-week) or a shortcut like @daily`,
     );
   }
   if (!shortcut && !fields.every((field) => /^[A-Za-z0-9*?/,#L-]+$/.test(field))) {
-    throw new InvalidScheduleError(`--cron "${expression}" has characters cron does not use`);
+    throw new InvalidScheduleError(`${what} "${expression}" has characters cron does not use`);
   }
   return trimmed;
 }
@@ -111,15 +111,26 @@ export function checkCron(expression: string): string {
 /** How often a schedule fires, as the user wrote it (kept in the schedule's memo). */
 export type Cadence = { every: string; everyMs: number } | { cron: string };
 
-export function parseCadence(options: { every?: string; cron?: string }): Cadence {
+/** How a caller's users write a schedule field: `--every` on the command line, `every` in a body. */
+export type ScheduleFieldName = (field: 'every' | 'cron' | 'jitter' | 'catchupWindow') => string;
+
+const FLAG_NAMES: ScheduleFieldName = (field) =>
+  ({ every: '--every', cron: '--cron', jitter: '--jitter', catchupWindow: '--catchup-window' })[field];
+
+export function parseCadence(
+  options: { every?: string; cron?: string },
+  nameOf: ScheduleFieldName = FLAG_NAMES,
+): Cadence {
+  const every = nameOf('every');
+  const cron = nameOf('cron');
   if (options.every !== undefined && options.cron !== undefined) {
-    throw new InvalidScheduleError('give either --every or --cron, not both');
+    throw new InvalidScheduleError(`give either ${every} or ${cron}, not both`);
   }
   if (options.every !== undefined)
-    return { every: options.every.trim(), everyMs: parseInterval(options.every) };
-  if (options.cron !== undefined) return { cron: checkCron(options.cron) };
+    return { every: options.every.trim(), everyMs: parseInterval(options.every, every) };
+  if (options.cron !== undefined) return { cron: checkCron(options.cron, cron) };
   throw new InvalidScheduleError(
-    'a schedule needs --every DURATION (e.g. 1d) or --cron EXPR (e.g. "0 3 * * *")',
+    `a schedule needs ${every} DURATION (e.g. 1d) or ${cron} EXPR (e.g. "0 3 * * *")`,
   );
 }
 
@@ -195,9 +206,9 @@ export function buildScheduleRequest<Crawl extends { seeds: string[] }>(
   input: ScheduleRequestInput,
   crawl: Crawl,
   randomHex: string,
-  nameOf: (field: 'jitter' | 'catchupWindow') => string,
+  nameOf: ScheduleFieldName = FLAG_NAMES,
 ): ScheduleRequest<Crawl> {
-  const cadence = parseCadence(input);
+  const cadence = parseCadence(input, nameOf);
   const scheduleId = checkScheduleId(input.id ?? defaultScheduleId(crawl.seeds[0] ?? '', randomHex));
   const catchupWindowMs =
     input.catchupWindow !== undefined

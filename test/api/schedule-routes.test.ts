@@ -68,9 +68,12 @@ describe('schedule routes', () => {
     const base = { seeds: [site.url] };
     const cases: Array<[unknown, RegExp]> = [
       [{ every: '1h' }, /missing body field "seeds"/],
-      [base, /needs --every DURATION .* or --cron EXPR/],
-      [{ ...base, every: '5' }, /"5" is not a duration/],
-      [{ ...base, every: '1h', cron: '0 3 * * *' }, /either --every or --cron, not both/],
+      // The body's field names, not the command line's flags.
+      [base, /^a schedule needs every DURATION .* or cron EXPR/],
+      [{ ...base, every: '5' }, /^every "5" is not a duration/],
+      [{ ...base, every: '500ms' }, /^every "500ms" is shorter than Temporal's minimum/],
+      [{ ...base, cron: 'every day' }, /^cron "every day" needs 5 fields/],
+      [{ ...base, every: '1h', cron: '0 3 * * *' }, /either every or cron, not both/],
       [{ ...base, cron: '61 * * * *' }, /Temporal refused the schedule: .*[Mm]inute/],
       [{ ...base, every: '1h', id: 'no spaces' }, /body field "id" must match pattern/],
       [
