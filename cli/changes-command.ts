@@ -9,6 +9,7 @@
  * reset) is a usage error: exit 2, one line.
  */
 import { type ChangeEvent, type ChangePage, changeFeedHead, readChanges } from '../db/change-events';
+import { unknownCrawlReason } from '../db/crawl-ids';
 import { ChangeFeedParamsError, checkCursorWithinHead, parseCursor, parseLimit } from '../domain/change-feed';
 import { openStore } from '../infra/embedded-store';
 import { UsageError } from './errors';
@@ -33,6 +34,8 @@ export async function runChangesCommand(options: ChangesCommandOptions): Promise
     if (page.events.length === 0) {
       const head = await changeFeedHead(db);
       asUsage('--since', () => checkCursorWithinHead(since, head));
+      const unknown = options.crawl === undefined ? undefined : await unknownCrawlReason(db, options.crawl);
+      if (unknown) throw new UsageError(`--crawl: ${unknown}`);
     }
   } finally {
     await db.close();

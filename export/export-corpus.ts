@@ -11,6 +11,7 @@
  * folder cannot be made, the manifest or the report cannot be written — throws.
  */
 import path from 'node:path';
+import { unknownCrawlReason } from '../db/crawl-ids';
 import type { Database, SqlParam } from '../db/database';
 import { DEFAULT_DELAY_MS } from '../domain/politeness/gap';
 import { canonicalizeUrl } from '../domain/url';
@@ -85,16 +86,7 @@ export interface ExportSummary {
  */
 export class UnknownSelectionError extends Error {
   override readonly name = 'UnknownSelectionError';
-  constructor(
-    message: string,
-    /** Up to five crawl ids of the store, newest first, when a crawl id was unknown. */
-    readonly knownCrawls: readonly string[] = [],
-  ) {
-    super(message);
-  }
 }
-
-const KNOWN_CRAWLS_SHOWN = 5;
 
 const PAGE_BATCH = 100;
 
@@ -252,22 +244,8 @@ export async function exportCorpus(db: Database, options: ExportOptions): Promis
 async function checkSelection(db: Database, options: ExportOptions): Promise<void> {
   if (options.crawlId !== undefined) {
     // Pages may name a crawl the crawls table does not hold (a store filled by other tools).
-    const { rows } = await db.query<{ known: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM crawls WHERE id = $1) OR EXISTS (SELECT 1 FROM pages WHERE crawl_id = $1) AS known`,
-      [options.crawlId],
-    );
-    if (rows[0]?.known !== true) {
-      const { rows: recent } = await db.query<{ id: string }>(
-        'SELECT id FROM crawls ORDER BY started_at DESC, id LIMIT $1',
-        [KNOWN_CRAWLS_SHOWN],
-      );
-      const known = recent.map((row) => row.id);
-      throw new UnknownSelectionError(
-        `no crawl "${options.crawlId}" in the store` +
-          (known.length > 0 ? `; latest crawls: ${known.join(', ')}` : '; it holds no crawl'),
-        known,
-      );
-    }
+    const unknown = await unknownCrawlReason(db, options.crawlId);
+    if (unknown) throw new UnknownSelectionError(unknown);
   }
   if (options.origin !== undefined) {
     const { rows } = await db.query<{ known: boolean }>(

@@ -6,6 +6,7 @@
  * should not own: parameter validation, embedding the query, and refusing vectors from a
  * different model than the one the corpus was embedded with.
  */
+import { unknownCrawlReason } from '../db/crawl-ids';
 import type { Database } from '../db/database';
 import { toVectorSql } from '../db/vector';
 import { MAX_TAGS, normalizeTag } from '../domain/tags';
@@ -174,6 +175,11 @@ export async function searchCorpus(
       valid.langs ?? null,
     ],
   );
+  // Nothing found within a crawl: say so if the crawl id is unknown (a typo looked like "no results").
+  if (rows.length === 0 && valid.crawlId !== undefined) {
+    const unknown = await unknownCrawlReason(db, valid.crawlId);
+    if (unknown) throw new SearchParamsError(`crawlId: ${unknown}`, 'crawlId');
+  }
   return { hits: rows.map(toHit), mode, notes };
 }
 

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { CHANGE_KINDS, changeFeedHead, readChanges } from '../../db/change-events';
+import { unknownCrawlReason } from '../../db/crawl-ids';
 import type { Database } from '../../db/database';
 import {
   ChangeFeedParamsError,
@@ -89,7 +90,11 @@ export function registerChangeRoutes(app: FastifyInstance, db: Database): void {
         const since = parseCursor(request.query.since);
         const page = await readChanges(db, { since, limit, ...(crawl ? { crawlId: crawl } : {}) });
         // An event after `since` proves it was given out; with none, it must not be beyond the head.
-        if (page.events.length === 0) checkCursorWithinHead(since, await changeFeedHead(db));
+        if (page.events.length === 0) {
+          checkCursorWithinHead(since, await changeFeedHead(db));
+          const unknown = crawl ? await unknownCrawlReason(db, crawl) : undefined;
+          if (unknown) throw badRequest(`query parameter "crawl": ${unknown}`);
+        }
         return page;
       } catch (error) {
         if (error instanceof ChangeFeedParamsError)

@@ -148,6 +148,13 @@ describe('GET /changes: only cursors this store gave out', () => {
     }
   });
 
+  it('refuses a crawl id the store does not hold with 400, naming its latest crawls', async () => {
+    // Before, `crawl=nope` answered an empty page, which looks like "nothing changed".
+    const { status, body } = await get('/changes?since=0&crawl=nope');
+    expect(status).toBe(400);
+    expect(body.message).toMatch(/^query parameter "crawl": no crawl "nope" in the store/);
+  });
+
   it('refuses an empty cursor with 400', async () => {
     const { status, body } = await get('/changes?since=');
     expect(status).toBe(400);

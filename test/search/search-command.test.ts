@@ -125,6 +125,8 @@ describe('gleaner search on an unembedded store', () => {
       ],
       [['--mode', 'semantic'], /Allowed choices are hybrid, vector, fulltext/],
       [['--domain', 'not a host'], /is not a host name/],
+      // A mistyped crawl id used to look like "no results".
+      [['--crawl', 'nope'], /gleaner: --crawl: no crawl "nope" in the store/],
     ];
     for (const [flags, message] of cases) {
       const result = await runGleaner(['search', 'gradient', ...flags], { GLEANER_HOME: home });
