@@ -39,6 +39,8 @@ export interface ScopeCache {
 }
 
 interface Entry {
+  /** The spec's seeds, canonical: a crawl of 1,000 origins has 1,000, looked up on every fetch. */
+  seeds: ReadonlySet<string>;
   redirectedSeeds: string[];
   predicate: ScopePredicate;
 }
@@ -57,26 +59,28 @@ export function createScopeCache(db: Queryable): ScopeCache {
       [crawlId],
     );
     const redirectedSeeds = rows.rows.map((row) => row.url);
-    return remember(crawlId, { redirectedSeeds, predicate: compileSpecScope(spec, redirectedSeeds) });
+    const seeds = new Set(spec.seeds.map((seed) => canonicalizeUrl(seed) ?? seed));
+    return remember(crawlId, { seeds, redirectedSeeds, predicate: compileSpecScope(spec, redirectedSeeds) });
   };
 
   return {
     async forPage(crawlId, spec, url, finalUrl) {
       let entry = entries.get(crawlId) ?? (await load(crawlId, spec));
-      if (!entry.predicate(url) && !isSeed(spec, url)) entry = await load(crawlId, spec);
-      if (isSeed(spec, url) && originOf(finalUrl) !== originOf(url) && !entry.predicate(finalUrl)) {
+      const seed = entry.seeds.has(url);
+      if (!seed && !entry.predicate(url)) entry = await load(crawlId, spec);
+      if (seed && originOf(finalUrl) !== originOf(url) && !entry.predicate(finalUrl)) {
         await db.query(
           'INSERT INTO crawl_redirected_seeds (crawl_id, url) VALUES ($1, $2) ON CONFLICT DO NOTHING',
           [crawlId, finalUrl],
         );
         const redirectedSeeds = [...entry.redirectedSeeds, finalUrl];
-        entry = remember(crawlId, { redirectedSeeds, predicate: compileSpecScope(spec, redirectedSeeds) });
+        entry = remember(crawlId, {
+          seeds: entry.seeds,
+          redirectedSeeds,
+          predicate: compileSpecScope(spec, redirectedSeeds),
+        });
       }
       return entry.predicate;
     },
   };
-}
-
-function isSeed(spec: FetchSpec, url: string): boolean {
-  return spec.seeds.some((seed) => (canonicalizeUrl(seed) ?? seed) === url);
 }
