@@ -9,6 +9,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { logger } from '../infra/logger';
 import type { FetchedDocument, FetchedDocumentInput } from './fetched-document';
 import type { FetchedHtml, FetchedHtmlInput, RenderAssessment } from './fetched-html';
 import type { PageAnalysis, PageAnalysisInput } from './page-analysis';
@@ -75,9 +76,14 @@ export function reserveCoreForMainThread(): void {
 /**
  * A pool of this module's thread kind: threads start on demand and exit after 30 s idle, each with
  * the heap limits page work is sized for.
+ *
+ * Piscina emits 'error' on the pool when a thread dies holding no task: one that a deadline let go
+ * of and that then ran out of heap before it was stopped. With no listener that error killed the
+ * whole crawl process (ERR_WORKER_OUT_OF_MEMORY, seen on a recrawl of a DOCX that unzips to 45 MB);
+ * its page has already failed on its own, so it is logged and the pool starts a fresh thread.
  */
-function threadPool<Task, Result>(threadFile: string, maxThreads: number): Piscina<Task, Result> {
-  return new Piscina({
+export function threadPool<Task, Result>(threadFile: string, maxThreads: number): Piscina<Task, Result> {
+  const created = new Piscina<Task, Result>({
     filename: new URL(threadFile, import.meta.url).href,
     minThreads: 0,
     maxThreads,
@@ -87,6 +93,10 @@ function threadPool<Task, Result>(threadFile: string, maxThreads: number): Pisci
       maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB,
     },
   });
+  created.on('error', (error: unknown) =>
+    logger.warn({ err: error, threadFile }, 'a page thread died outside any task; its pool starts another'),
+  );
+  return created;
 }
 
 let pool: Piscina<DeadlineTask<PageAnalysisInput>, PageAnalysis> | undefined;
