@@ -259,12 +259,16 @@ async function checkSelection(db: Database, options: ExportOptions): Promise<voi
   }
 }
 
-/** The pages an export takes: those with Markdown, in the chosen crawl or origin, not removed. */
+/**
+ * The pages an export takes: those with Markdown, in the chosen crawl or origin, not removed, and no
+ * duplicate (exact, near or canonical): a copy is indexed once, as its original, and a page that
+ * became a copy kept its old Markdown, which the export then wrote as if the site still served it.
+ */
 async function pageFilter(
   db: Database,
   options: ExportOptions,
 ): Promise<{ where: string; params: SqlParam[] }> {
-  const clauses = ['p.markdown IS NOT NULL', "btrim(p.markdown) <> ''"];
+  const clauses = ['p.markdown IS NOT NULL', "btrim(p.markdown) <> ''", 'p.duplicate_kind IS NULL'];
   const params: SqlParam[] = [];
   if (options.crawlId !== undefined) {
     params.push(options.crawlId);

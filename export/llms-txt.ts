@@ -29,13 +29,22 @@ const LINE_BREAKS_AND_CONTROLS = /[\s\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
  * (CommonMark allows it before any ASCII punctuation). Emphasis marks stay: they cannot inject.
  */
 const INLINE_MARKUP = /[\\`[\]<>]/g;
-/** Markup that only counts at the start of a line (headings, quotes, list items, rules). */
-const LINE_START_MARKUP = /^(#|>|[-+*=]|\d+[.)])/;
+/** Markup that only counts at the start of a line (headings, quotes, bullets, rules): escaped before it. */
+const LINE_START_MARKUP = /^(#|>|[-+*=])/;
+/**
+ * An ordered-list marker (`1. `, `2) `, or the number alone on its line): its `.` or `)` is escaped,
+ * since a backslash before a digit is no escape and shows (`\127.0.0.1` for a host section). A
+ * number followed by anything else (`127.0.0.1_8931`) is no list item and stays as it is.
+ */
+const ORDERED_LIST_MARKER = /^(\d{1,9})([.)])(?=\s|$)/;
 
 /** `value` on one line, with the Markdown and HTML it could carry escaped; still readable text. */
 export function escapeInline(value: string): string {
   const flat = value.replace(LINE_BREAKS_AND_CONTROLS, ' ').trim();
-  return flat.replace(INLINE_MARKUP, '\\$&').replace(LINE_START_MARKUP, '\\$1');
+  return flat
+    .replace(INLINE_MARKUP, '\\$&')
+    .replace(LINE_START_MARKUP, '\\$1')
+    .replace(ORDERED_LIST_MARKER, '$1\\$2');
 }
 
 /** The first sentence of a text, on one line, at most MAX_NOTE_CHARS long (not escaped). */

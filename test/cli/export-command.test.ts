@@ -92,6 +92,16 @@ describe('gleaner export of pages written by strangers', () => {
           [rows[0]?.id ?? null, url, 'Summary.\n# Injected\n[x](javascript:alert(1))'],
         );
       }
+      // A page that became an exact copy of the home page keeps the Markdown of what it said before:
+      // not exported (before, its old text went out as if the site still served it).
+      await db.query(
+        `INSERT INTO pages (url, final_url, origin, crawl_id, depth, status, content_hash, title, markdown, metadata,
+                            language, extracted_hash, extracted_at, fetched_at, duplicate_kind, duplicate_of)
+         SELECT $1, $1, $2, 'c', 1, 200, p.content_hash, 'Copy', '# Old text the site no longer serves', '{}',
+                'en', 'h-old', now(), now(), 'exact', p.id
+           FROM pages p WHERE p.url = $3`,
+        [`${origin}/copy`, origin, `${origin}/`],
+      );
     } finally {
       await db.close();
     }
@@ -109,7 +119,9 @@ describe('gleaner export of pages written by strangers', () => {
     expect(written.some((name) => name.startsWith('ページ') && Buffer.byteLength(name) <= 255)).toBe(true);
     expect(written.some((name) => /^a--[0-9a-f]{10}\.md$/.test(name))).toBe(true);
     expect(existsSync(path.join(out, 'docs.test', 'a.md', 'x.md'))).toBe(true);
+    expect(written.some((name) => name.startsWith('copy'))).toBe(false);
     const llms = readFileSync(path.join(out, 'llms.txt'), 'utf8');
+    expect(llms).not.toContain('/copy');
     expect(llms).not.toMatch(/^# Injected/m);
     expect(llms).not.toMatch(/(^|[^\\])\]\(javascript:/m);
   });

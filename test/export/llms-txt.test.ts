@@ -42,6 +42,33 @@ describe('llms.txt escaping', () => {
     expect(text).toContain('- [A (plain) title with snake_case](h.org/a%20%28b%29.md): Long summary.');
   });
 
+  it('leaves a number at the start alone unless it makes a list item (no backslash before a digit)', () => {
+    const text = renderLlmsTxt([
+      {
+        host: '127.0.0.1_8931',
+        file: '127.0.0.1_8931/a.md',
+        url: 'http://127.0.0.1:8931/a',
+        title: '1. Introduction',
+        note: undefined,
+        about: undefined,
+      },
+      {
+        host: '127.0.0.1_8931',
+        file: '127.0.0.1_8931/docs/b.md',
+        url: 'http://127.0.0.1:8931/docs/b',
+        title: '2) Setup',
+        note: undefined,
+        about: undefined,
+      },
+    ]);
+    // Before: `## \127.0.0.1_8931`, which CommonMark shows with its backslash.
+    expect(text).toContain('\n## 127.0.0.1_8931\n');
+    expect(text).toContain('\n## 127.0.0.1_8931/docs\n');
+    expect(text).not.toMatch(/\\\d/);
+    expect(text).toContain('[1\\. Introduction](');
+    expect(text).toContain('[2\\) Setup](');
+  });
+
   it('escapes the titles llms-full.txt puts in headings', () => {
     const section = llmsFullSection(
       { title: 'T\n# x', url: 'https://h.org/', file: 'h.org/index.md' },
