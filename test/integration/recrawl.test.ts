@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { countPagesByType } from '../../report/pages-by-type';
 import { pageHtml } from '../../testbed/generated-site';
 import { lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { type RequestLogEntry, type SiteServer, serveSite } from '../../testbed/site-server';
@@ -179,6 +180,10 @@ describe('a crawl of known pages is a recrawl', () => {
     expect(summary.pagesNew).toBe(2);
     expect(summary.pagesDuplicate).toBe(2);
     expect(summary.errors).toBe(0);
+    // The pages by type the summary shows: every live page the recrawl visited, 304s included (before,
+    // only the ones it stored a body for: 4 of 9).
+    const byType = await countPagesByType(stack.db, 'recrawl-2');
+    expect(byType).toEqual({ html: unchanged.length + 2 + 2 });
 
     // Only the edited pages (and the near copy, whose text decides it is one) were extracted again.
     const after = await extractedAt();
