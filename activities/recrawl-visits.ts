@@ -267,6 +267,9 @@ async function recordChange(
   return change;
 }
 
+/** sha256 of zero bytes: the content hash of an empty body. */
+const EMPTY_BODY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
 /** Out of search: chunks (and so vectors) deleted, the row kept with the time and the reason. */
 async function tombstone(tx: Queryable, pageId: number, reason: string): Promise<void> {
   await tx.query('DELETE FROM chunks WHERE page_id = $1', [pageId]);
@@ -288,13 +291,18 @@ async function markExactOrCanonicalDuplicate(
   page: { id: number; contentHash: string; canonicalUrl?: string },
   previous: KnownPage | undefined,
 ): Promise<boolean> {
-  const exact = await tx.query<{ id: string }>(
-    `SELECT id::text FROM pages
-      WHERE content_hash = $1 AND id <> $2 AND removed_at IS NULL AND duplicate_kind IS NULL AND NOT noindex
-        AND (id < $2 OR indexed_at IS NOT NULL)
-      ORDER BY id LIMIT 1`,
-    [page.contentHash, page.id],
-  );
+  // An empty body is no copy of anything: two zero-byte files (a .txt and a broken .pdf) share its
+  // hash and were filed as duplicates of each other, their emptiness never reported.
+  const exact =
+    page.contentHash === EMPTY_BODY_SHA256
+      ? { rows: [] }
+      : await tx.query<{ id: string }>(
+          `SELECT id::text FROM pages
+            WHERE content_hash = $1 AND id <> $2 AND removed_at IS NULL AND duplicate_kind IS NULL AND NOT noindex
+              AND (id < $2 OR indexed_at IS NOT NULL)
+            ORDER BY id LIMIT 1`,
+          [page.contentHash, page.id],
+        );
   const original = exact.rows[0]?.id;
   if (original !== undefined) {
     await markDuplicate(tx, page.id, Number(original), 'exact', null);

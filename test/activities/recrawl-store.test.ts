@@ -137,6 +137,20 @@ describe('visits', () => {
     await page('/orig', 'other');
     expect((await visit('c9', '/copy', 'same')).duplicate).toBeUndefined();
   });
+
+  it('never files an empty body as a copy of another empty one', async () => {
+    // Two zero-byte files (an empty .txt, a broken .pdf) share the hash of nothing: before, one was
+    // recorded as the other's exact duplicate and its emptiness went unreported.
+    const empty = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+    await page('/empty.pdf', empty, { extracted_hash: empty, indexed_at: new Date() });
+    const second = await visit('c10', '/empty.txt', empty);
+    expect(second.duplicate).toBeUndefined();
+    const marked = await db.query<{ kind: string | null }>(
+      'SELECT duplicate_kind AS kind FROM pages WHERE url = $1',
+      [`${ORIGIN}/empty.txt`],
+    );
+    expect(marked.rows[0]?.kind).toBeNull();
+  });
 });
 
 describe('near duplicates', () => {
