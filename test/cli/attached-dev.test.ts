@@ -9,15 +9,12 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../activities/webhook-signature';
-import type { WebhookEvent } from '../../domain/webhook-events';
 import { addGeneratedPages } from '../../testbed/generated-site';
 import { lastLine, runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { type SignedReceiver, startSignedReceiver } from '../../testbed/signed-receiver';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 const SECRET = 'whsec-attached-5b2c9e41';
@@ -26,26 +23,17 @@ let site: SiteServer;
 let home: string;
 let dev: ChildProcess | undefined;
 let devStderr = '';
-let receiver: http.Server;
+let receiver: SignedReceiver;
 let receiverUrl: string;
-const received: Array<{ event: WebhookEvent; verified: boolean }> = [];
+let received: SignedReceiver['received'];
 
 beforeAll(async () => {
   site = await serveSite(undefined);
   addGeneratedPages(site, PAGES);
   home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
-  receiver = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => {
-      const raw = Buffer.concat(parts).toString('utf8');
-      const verified = verifyWebhookSignature(SECRET, req.headers['gleaner-signature'] as string, raw).ok;
-      received.push({ event: JSON.parse(raw) as WebhookEvent, verified });
-      res.writeHead(verified ? 200 : 401).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startSignedReceiver(SECRET);
+  receiverUrl = receiver.url;
+  received = receiver.received;
 
   // Only dev holds the secret.
   dev = spawnGleaner(['dev', '--api-port', '0'], { GLEANER_HOME: home, GLEANER_WEBHOOK_SECRET: SECRET });
@@ -66,7 +54,7 @@ afterAll(async () => {
     await exited;
   }
   await site?.close();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
   if (home) rmSync(home, { recursive: true, force: true });
 }, 120_000);
 

@@ -5,46 +5,34 @@
  * uses fail before anything starts, exit 2, one line.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../activities/webhook-signature';
-import type { WebhookEvent } from '../../domain/webhook-events';
 import { addGeneratedPages } from '../../testbed/generated-site';
 import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { type SignedReceiver, startSignedReceiver } from '../../testbed/signed-receiver';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 
 const SECRET = 'whsec-cli-7d3e1f0a';
 const PAGES = 3;
 let site: SiteServer;
 let home: string;
-let receiver: http.Server;
+let receiver: SignedReceiver;
 let receiverUrl: string;
-const received: Array<{ event: WebhookEvent; verified: boolean }> = [];
+let received: SignedReceiver['received'];
 
 beforeAll(async () => {
   site = await serveSite(undefined);
   addGeneratedPages(site, PAGES);
   home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
-  receiver = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => {
-      const raw = Buffer.concat(parts).toString('utf8');
-      const verified = verifyWebhookSignature(SECRET, req.headers['gleaner-signature'] as string, raw).ok;
-      received.push({ event: JSON.parse(raw) as WebhookEvent, verified });
-      res.writeHead(verified ? 200 : 401).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startSignedReceiver(SECRET);
+  receiverUrl = receiver.url;
+  received = receiver.received;
 });
 
 afterAll(async () => {
   await site?.close();
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+  await receiver?.close();
   rmSync(home, { recursive: true, force: true });
 });
 
