@@ -35,7 +35,7 @@ import {
   readFetchedDocumentInThread,
   readFetchedHtmlInThread,
 } from './page-analysis-pool';
-import { handoffLatenessMs, RequestSpacing, waitForHandoff } from './politeness-wait';
+import { handoffLatenessMs, offClockRequests, RequestSpacing, waitForHandoff } from './politeness-wait';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
 import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
@@ -80,10 +80,13 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       // With robots.txt cached, the verdict and the stored page are read before the politeness wait,
       // so the request leaves as the gap ends (reading them after cost ~25 ms a lap on a busy loop).
       // An expired cache makes the check itself ask the origin for robots.txt: that waits first.
+      const sleep = (ms: number) => context.sleep(ms);
       const robotsOptions = {
         userAgent: input.spec.userAgent,
         allowHosts: input.spec.allowHosts,
         signal: context.cancellationSignal,
+        gapMs: originGapMs(input.spec.delayMs, undefined),
+        sleep,
       };
       let pacedMs: number | undefined;
       let verdict = await robots.cachedVerdict(input.url, origin, input.spec.userAgent);
@@ -104,45 +107,63 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       const hops = new RequestSpacing((ms) => context.sleep(ms));
       // The origin's gap, read once a fetch and only if it redirects within the origin.
       let originGap: Promise<number> | undefined;
-      const hopGapMs = async () => {
-        const record = await robots.load(origin, robotsOptions, true);
-        return Math.max(
-          input.pacing?.gapMs ?? 0,
-          originGapMs(input.spec.delayMs, robots.crawlDelayMs(record, input.spec.userAgent)),
-        );
+      /** An origin's gap: the crawl's delay raised by its Crawl-delay (its robots.txt is loaded by now). */
+      const gapOf = async (of: string) => {
+        const record = await robots.load(of, robotsOptions, true);
+        return originGapMs(input.spec.delayMs, robots.crawlDelayMs(record, input.spec.userAgent));
       };
+      const hopGapMs = async () => Math.max(input.pacing?.gapMs ?? 0, await gapOf(origin));
       let hopWaitedMs = 0;
+      /** The origin of a hop to another origin while its request is out: it ends at the next hop or the response. */
+      let offClockHop: string | undefined;
       const beforeRedirect = async (location: string): Promise<boolean> => {
+        if (offClockHop) offClockRequests.ended(offClockHop);
+        offClockHop = undefined;
         const hopOrigin = originOf(location);
         const sameOrigin = hopOrigin === origin;
         if (sameOrigin) hops.ended(origin);
         const hop = await robots.check(location, hopOrigin, robotsOptions);
         if (!hop.allowed) refusedHop = { url: location, verdict: hop };
-        if (!hop.allowed || !sameOrigin) return hop.allowed;
-        originGap ??= hopGapMs();
-        const gapMs = await originGap;
+        if (!hop.allowed) return false;
+        // Another origin's clock never sees this request: it keeps that origin's gap from its last
+        // off-clock request (its robots.txt, just fetched by the check above, or an earlier hop).
+        const gapMs = sameOrigin ? await (originGap ??= hopGapMs()) : await gapOf(hopOrigin);
+        const leftMs = sameOrigin ? hops.leftMs(origin, gapMs) : offClockRequests.leftMs(hopOrigin, gapMs);
         // Within the activity's time: a chain that would wait longer is not followed (a page then
         // fails as "redirect … not followed" rather than the activity timing out on every retry).
-        if (hopWaitedMs + gapMs > MAX_HOP_WAIT_MS) return false;
-        hopWaitedMs += await hops.wait(origin, gapMs);
+        if (hopWaitedMs + Math.max(0, leftMs) > MAX_HOP_WAIT_MS) return false;
+        if (sameOrigin) hopWaitedMs += await hops.wait(origin, gapMs);
+        else {
+          hopWaitedMs += await offClockRequests.wait(hopOrigin, gapMs, sleep);
+          offClockHop = hopOrigin;
+        }
         return true;
       };
+      // A hop from another origin's fetch may have reached this one just now.
+      if (offClockRequests.leftMs(origin, originGapMs(input.spec.delayMs, undefined)) > 0)
+        await offClockRequests.wait(origin, await gapOf(origin), sleep);
       // Inputs scheduled before `contentTypes` existed took HTML only; their spec has none and now
       // takes every type, as a new crawl's default does.
       const contentTypes = input.spec.contentTypes ?? CONTENT_TYPES;
-      const response = await fetchPage(input.url, {
-        allowedContentTypes: mediaTypesFor(contentTypes),
-        userAgent: input.spec.userAgent,
-        allowHosts: input.spec.allowHosts,
-        maxBodyBytes: input.spec.maxBodyBytes,
-        // As documented for --max-body-bytes: a longer page is cut there and kept, not skipped.
-        truncateBody: true,
-        maxRedirects: input.spec.maxRedirects,
-        ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
-        signal: context.cancellationSignal,
-        beforeRedirect,
-        ...conditionalHeaders(known),
-      });
+      let response: FetchPageResult;
+      try {
+        response = await fetchPage(input.url, {
+          allowedContentTypes: mediaTypesFor(contentTypes),
+          userAgent: input.spec.userAgent,
+          allowHosts: input.spec.allowHosts,
+          maxBodyBytes: input.spec.maxBodyBytes,
+          // As documented for --max-body-bytes: a longer page is cut there and kept, not skipped.
+          truncateBody: true,
+          maxRedirects: input.spec.maxRedirects,
+          ...(input.spec.bodyTimeoutMs ? { bodyTimeoutMs: input.spec.bodyTimeoutMs } : {}),
+          signal: context.cancellationSignal,
+          beforeRedirect,
+          ...conditionalHeaders(known),
+        });
+      } finally {
+        // The last hop's response (or failure) to another origin ended with the fetch.
+        if (offClockHop) offClockRequests.ended(offClockHop);
+      }
       const fetched = admitResponseKind(response, contentTypes, input.spec.maxBodyBytes);
       const responseEnded = { clockId: PROCESS_CLOCK_ID, atMs: processClockMs() };
       observeFetch(fetched.timings.totalMs, fetched.kind);

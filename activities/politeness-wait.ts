@@ -95,3 +95,40 @@ export class RequestSpacing {
     this.lastEndedMs.set(origin, processClockMs());
   }
 }
+
+/** Origins an OffClockRequests remembers at most; the oldest are forgotten first (their gaps long over). */
+const OFF_CLOCK_ORIGINS = 10_000;
+
+/**
+ * The requests this process makes to an origin outside that origin's own clock: its robots.txt,
+ * fetched by whichever activity needs it first, and a redirect hop from another origin's fetch
+ * (http → https, apex → www). Each request to an origin first waits out the gap since the last of
+ * these: before, a cross-origin hop sent the target's robots.txt and the page back to back, and that
+ * origin's own first fetch could follow at once. An origin's own fetches are not recorded, so
+ * `perOriginConcurrency` above 1 stays what it says. One process: split fetch workers keep their own.
+ */
+export class OffClockRequests {
+  private readonly lastEndedMs = new Map<string, number>();
+
+  /** What is left of `gapMs` since the last off-clock request to `origin` ended; ≤ 0 when nothing is. */
+  leftMs(origin: string, gapMs: number): number {
+    return gapLeftMs(gapMs, this.lastEndedMs.get(origin), processClockMs());
+  }
+
+  wait(origin: string, gapMs: number, sleep: Sleep): Promise<number> {
+    return waitOut((nowMs) => gapLeftMs(gapMs, this.lastEndedMs.get(origin), nowMs), sleep);
+  }
+
+  /** An off-clock request to `origin` ended now (or failed). */
+  ended(origin: string): void {
+    this.lastEndedMs.delete(origin);
+    this.lastEndedMs.set(origin, processClockMs());
+    if (this.lastEndedMs.size > OFF_CLOCK_ORIGINS) {
+      const oldest = this.lastEndedMs.keys().next().value;
+      if (oldest !== undefined) this.lastEndedMs.delete(oldest);
+    }
+  }
+}
+
+/** This process's off-clock requests, shared by every activity in it. */
+export const offClockRequests = new OffClockRequests();

@@ -20,6 +20,7 @@ import {
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 import type { Resolver } from './http/ssrf-guard';
+import { abortableSleep, offClockRequests, type Sleep } from './politeness-wait';
 
 const CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -49,6 +50,13 @@ export interface RobotsFetchOptions {
   userAgent: string;
   allowHosts: readonly string[];
   signal?: AbortSignal;
+  /**
+   * The crawl's gap: a robots.txt fetch waits it out after this process's last off-clock request to
+   * the origin (activities/politeness-wait.ts `offClockRequests`). @default 0
+   */
+  gapMs?: number;
+  /** How that wait sleeps (an activity's `Context.sleep`). @default a timer that honours `signal` */
+  sleep?: Sleep;
 }
 
 /** What a transient failure should do: retry the activity, or settle as disallow-all. */
@@ -96,13 +104,21 @@ export function createRobotsPolicy({ db, resolve }: { db: Database; resolve?: Re
   ): Promise<RobotsRecord> {
     const hit = await cached(origin);
     if (hit) return hit;
-    const fetched = await fetchPage(`${origin}/robots.txt`, {
-      userAgent: options.userAgent,
-      allowHosts: options.allowHosts,
-      ...ROBOTS_FETCH,
-      ...(resolve ? { resolve } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    // Outside the origin's own clock (any activity may be first to need it): it keeps the gap from
+    // the last such request and counts as one for the next.
+    await offClockRequests.wait(origin, options.gapMs ?? 0, options.sleep ?? abortableSleep(options.signal));
+    let fetched: Awaited<ReturnType<typeof fetchPage>>;
+    try {
+      fetched = await fetchPage(`${origin}/robots.txt`, {
+        userAgent: options.userAgent,
+        allowHosts: options.allowHosts,
+        ...ROBOTS_FETCH,
+        ...(resolve ? { resolve } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } finally {
+      offClockRequests.ended(origin);
+    }
     const record = interpretRobots(origin, fetched);
     if (record.source === 'unreachable-disallow-all') {
       // Network failures are retried by Temporal here; a 5xx settles now and the workflow backs off.

@@ -85,9 +85,27 @@ describe('redirect hops within an origin', () => {
  * as a site redirects http to https or example.com to www; on localhost each page links four more.
  * `/away` on localhost redirects to another site (`outside`), whose own links are out of scope.
  */
-async function movedSite(outside: SiteServer): Promise<{ site: SiteServer; servedMoved: string[] }> {
+interface MovedRequest {
+  path: string;
+  startedAtMs: number;
+  endedAtMs: number;
+}
+
+async function movedSite(
+  outside: SiteServer,
+): Promise<{ site: SiteServer; servedMoved: string[]; movedLog: MovedRequest[] }> {
   const site = await serveSite(undefined);
   const servedMoved: string[] = [];
+  // Every request to the moved origin (localhost), robots.txt included, as its server saw it.
+  const movedLog: MovedRequest[] = [];
+  const logMoved = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.headers.host?.startsWith('127.0.0.1')) return;
+    const entry = { path: req.url ?? '', startedAtMs: performance.now(), endedAtMs: Number.NaN };
+    movedLog.push(entry);
+    res.on('finish', () => {
+      entry.endedAtMs = performance.now();
+    });
+  };
   sites.push(site);
   const moved = `http://localhost:${site.port}`;
   const page = (n: number) =>
@@ -96,6 +114,7 @@ async function movedSite(outside: SiteServer): Promise<{ site: SiteServer; serve
     (n === 0 ? ' <a href="/away">away</a>' : '') +
     '</main>';
   const handler = (n: number) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    logMoved(req, res);
     if (req.headers.host?.startsWith('127.0.0.1'))
       return res.writeHead(301, { location: `${moved}${req.url}` }).end();
     servedMoved.push(req.url ?? '');
@@ -103,25 +122,32 @@ async function movedSite(outside: SiteServer): Promise<{ site: SiteServer; serve
   };
   site.route('/', handler(0));
   for (let n = 1; n <= 14; n++) site.route(`/p${n}`, handler(n));
-  site.route('/away', (_req, res) => res.writeHead(302, { location: outside.url }).end());
-  return { site, servedMoved };
+  site.route('/away', (req, res) => {
+    logMoved(req, res);
+    res.writeHead(302, { location: outside.url }).end();
+  });
+  site.route('/robots.txt', (req, res) => {
+    logMoved(req, res);
+    res.writeHead(404).end();
+  });
+  return { site, servedMoved, movedLog };
 }
 
 describe('a seed that redirects to another origin', () => {
-  it('brings the origin it lands on into scope; a later redirect elsewhere does not', async () => {
+  it('brings the origin it lands on into scope, keeping its gap; a later redirect elsewhere does not', async () => {
     const outside = await serveSite(undefined);
     sites.push(outside);
     outside.route('/', (_req, res) =>
       res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Outside</title><a href="/o1">o1</a>'),
     );
     outside.route('/o1', (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>o1</p>'));
-    const { site, servedMoved } = await movedSite(outside);
+    const { site, servedMoved, movedLog } = await movedSite(outside);
     const crawlId = 'seed-moved';
     const summary: CrawlSummary = await stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
       taskQueue: TASK_QUEUES.crawl,
       workflowId: crawlWorkflowId(crawlId),
       args: [
-        { crawlId, seeds: [site.url], delayMs: 0, maxPages: 20, allowHosts: ['127.0.0.1', 'localhost'] },
+        { crawlId, seeds: [site.url], delayMs: 250, maxPages: 20, allowHosts: ['127.0.0.1', 'localhost'] },
       ],
     });
     expect(summary.status).toBe('completed');
@@ -135,5 +161,19 @@ describe('a seed that redirects to another origin', () => {
     expect(recorded.rows.map((row) => row.url)).toEqual([`http://localhost:${site.port}/`]);
     // `/away` is no seed: its redirect target is fetched as that page, but the outside site's links are not followed.
     expect(outside.log.map((entry) => entry.path)).not.toContain('/o1');
+    // The moved origin's requests keep the crawl's gap, the ones the seed's fetch sent it (its
+    // robots.txt, then the hop) and its own workflow's first ones included. Before, the robots.txt
+    // and the hop went 1 ms apart.
+    const sorted = [...movedLog].sort((a, b) => a.startedAtMs - b.startedAtMs);
+    expect(sorted[0]?.path).toBe('/robots.txt');
+    expect(sorted.filter((entry) => entry.path === '/robots.txt')).toHaveLength(1);
+    for (const [i, entry] of sorted.entries()) {
+      if (i === 0) continue;
+      const previous = sorted[i - 1] as MovedRequest;
+      expect(
+        entry.startedAtMs - previous.endedAtMs,
+        `${previous.path} → ${entry.path}`,
+      ).toBeGreaterThanOrEqual(250);
+    }
   });
 });
