@@ -127,7 +127,8 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         if (!hop.allowed) return false;
         // Another origin's clock never sees this request: it keeps that origin's gap from its last
         // off-clock request (its robots.txt, just fetched by the check above, or an earlier hop).
-        const gapMs = sameOrigin ? await (originGap ??= hopGapMs()) : await gapOf(hopOrigin);
+        if (sameOrigin) originGap ??= hopGapMs();
+        const gapMs = sameOrigin && originGap ? await originGap : await gapOf(hopOrigin);
         const leftMs = sameOrigin ? hops.leftMs(origin, gapMs) : offClockRequests.leftMs(hopOrigin, gapMs);
         // Within the activity's time: a chain that would wait longer is not followed (a page then
         // fails as "redirect … not followed" rather than the activity timing out on every retry).
