@@ -24,7 +24,10 @@ import type {
 
 export interface PageBatchDeps {
   db: Database;
-  processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
+  /** With the batch's crawl, so a page's failure is written to that crawl's fetch log. */
+  processPageContent(
+    input: ProcessPageContentInput & { crawlId?: string },
+  ): Promise<ProcessPageContentResult>;
   summarizePage(input: { pageId: number }): Promise<unknown>;
 }
 
@@ -102,7 +105,9 @@ export function createPageBatchActivities(deps: PageBatchDeps) {
       const owned = await claim(input);
       const mine = input.pageIds.filter((pageId) => owned.has(pageId));
       const results = new Map(
-        (await eachPage(mine, (pageId) => deps.processPageContent({ pageId }))).map((r) => [r.pageId, r]),
+        (await eachPage(mine, (pageId) => deps.processPageContent({ pageId, crawlId: input.crawlId }))).map(
+          (r) => [r.pageId, r],
+        ),
       );
       return {
         pages: input.pageIds.map((pageId): PageContentOutcome => {

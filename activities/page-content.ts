@@ -5,7 +5,9 @@
  *
  * Idempotent: a page whose extraction was made from its current body (`extracted_hash =
  * content_hash`) is skipped, and a re-chunked page keeps the vector of every chunk whose hash is
- * unchanged, so only new text is embedded again.
+ * unchanged, so only new text is embedded again. A body whose analysis failed for good (past its
+ * deadline, out of memory: `extract_failed_hash = content_hash`, migration 024) is not analysed
+ * again: the page fails at once with the failure it had, until its body changes.
  */
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, asyncLocalStorage } from '@temporalio/activity';
@@ -22,6 +24,13 @@ import { loadSiteTemplate, recordPageBlocks, templateSignature } from './site-te
 import { ThreadDeadlineError } from './thread-deadline';
 import type { ProcessPageContentInput, ProcessPageContentResult } from './types';
 
+/**
+ * The page to process and, from a crawl's page stage (activities/page-batches.ts), the crawl asking:
+ * a failure is written to the fetch log under that crawl. Without it (a page workflow of a run
+ * recorded before batches, a template re-clean), the crawl that last visited the page.
+ */
+export type PageContentInput = ProcessPageContentInput & { crawlId?: string };
+
 export interface PageContentDeps {
   db: Database;
   /** Decode, extract and chunk one page. @default analysePageInThread (a worker-thread pool) */
@@ -32,12 +41,16 @@ export interface PageContentDeps {
 
 /** The failure type, and the reason in the fetch log, of a page whose analysis ran past its deadline. */
 export const EXTRACT_TIMEOUT = { type: 'ExtractTimeout', outcome: 'extract-timeout' } as const;
+/** The failure type of a page whose analysis needed more memory than a page may use. */
+const EXTRACTION_FAILED = 'ExtractionFailed';
 
 interface PageRow {
   id: number;
   final_url: string;
   content_hash: string | null;
   extracted_hash: string | null;
+  extract_failed_hash: string | null;
+  extract_failure: string | null;
   charset: string | null;
   content_type: string | null;
   body_gz: Buffer | Uint8Array | null;
@@ -54,14 +67,17 @@ const PARAMS_PER_CHUNK = 16;
 
 export function createPageContent({ db, analyse = analysePageInThread, deadlineMs }: PageContentDeps) {
   return {
-    async processPageContent({ pageId }: ProcessPageContentInput): Promise<ProcessPageContentResult> {
+    async processPageContent({ pageId, crawlId }: PageContentInput): Promise<ProcessPageContentResult> {
       const found = await db.query<PageRow>(
-        `SELECT id, final_url, content_hash, extracted_hash, charset, content_type, body_gz, noindex, duplicate_kind,
+        `SELECT id, final_url, content_hash, extracted_hash, extract_failed_hash, extract_failure, charset, content_type, body_gz, noindex, duplicate_kind,
                 origin, template_keys, template_signature FROM pages WHERE id = $1`,
         [pageId],
       );
       const page = found.rows[0];
       if (!page) throw ApplicationFailure.nonRetryable(`page ${pageId} does not exist`, 'PageNotFound');
+      // The same body failed before: it would fail again, at the cost of another deadline.
+      if (page.content_hash !== null && page.extract_failed_hash === page.content_hash)
+        throw await failedBefore(db, page, crawlId);
       // The origin's site template as learnt so far (activities/site-templates.ts).
       const template = await loadSiteTemplate(db, page.origin);
       // Unchanged and cleaned with a template that removes the same blocks: nothing to redo. A page
@@ -77,7 +93,7 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
 
       const analysis = await analyseOrFail(
         db,
-        pageId,
+        { pageId, contentHash: page.content_hash, ...(crawlId ? { crawlId } : {}) },
         analyse,
         {
           bodyGz: page.body_gz,
@@ -123,7 +139,7 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
         await tx.query(
           `UPDATE pages SET markdown = $2, metadata = $3, language = $4, word_count = $5, extract_strategy = $6,
                   extract_confidence = $7, title = COALESCE(NULLIF($8, ''), title), extracted_hash = content_hash,
-                  extracted_at = now()
+                  extracted_at = now(), extract_failed_hash = NULL, extract_failure = NULL
             WHERE id = $1`,
           [
             pageId,
@@ -153,15 +169,25 @@ export function createPageContent({ db, analyse = analysePageInThread, deadlineM
   };
 }
 
+/** The page being analysed, as a failure is recorded for it. */
+interface AnalysedPage {
+  pageId: number;
+  /** The body analysed: its failure is remembered for this hash only. */
+  contentHash: string | null;
+  /** The crawl asking (PageContentInput). */
+  crawlId?: string;
+}
+
 /**
  * A thread that dies analysing a page (out of memory on a pathological document) or runs past the
  * page's deadline would do so again on every retry: report it once, as a failure of this page only.
  * A timed-out page is also written to the fetch log as `extract-timeout`, so the store says which
- * pages were not indexed and why (`gleaner report`, the crawl's failures by reason).
+ * pages were not indexed and why (`gleaner report`, the crawl's failures by reason). Either failure
+ * is remembered with the body's hash, so a recrawl of the same body does not analyse it again.
  */
 async function analyseOrFail(
   db: Database,
-  pageId: number,
+  page: AnalysedPage,
   analyse: NonNullable<PageContentDeps['analyse']>,
   input: PageAnalysisInput,
   deadlineMs: number,
@@ -173,28 +199,72 @@ async function analyseOrFail(
   } catch (error) {
     if (error instanceof ThreadDeadlineError) {
       const message = `${EXTRACT_TIMEOUT.outcome}: ${error.message}`;
-      await recordExtractTimeout(db, pageId, message);
+      await rememberFailure(db, page, message);
+      await recordExtractTimeout(db, page.pageId, message, page.crawlId);
       throw ApplicationFailure.nonRetryable(message, EXTRACT_TIMEOUT.type);
     }
     const code = (error as { code?: string }).code;
     if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      throw ApplicationFailure.nonRetryable(
-        `extracting ${input.url} needed more memory than a page may use: ${(error as Error).message}`,
-        'ExtractionFailed',
-      );
+      const message = `extracting ${input.url} needed more memory than a page may use: ${(error as Error).message}`;
+      await rememberFailure(db, page, message);
+      throw ApplicationFailure.nonRetryable(message, EXTRACTION_FAILED);
     }
     throw error;
   }
 }
 
-/** One line in the fetch log per crawl and page, however often the page is retried. */
-async function recordExtractTimeout(db: Database, pageId: number, message: string): Promise<void> {
+/** Remembers that this body's analysis failed for good (cleared when an analysis succeeds). */
+async function rememberFailure(db: Database, page: AnalysedPage, message: string): Promise<void> {
+  if (page.contentHash === null) return;
   await db.query(
-    `INSERT INTO fetches (crawl_id, url, final_url, outcome, bytes, error, started_at)
-     SELECT p.crawl_id, p.url, p.final_url, $2, coalesce(p.body_bytes, 0), $3, now() FROM pages p
-      WHERE p.id = $1
-        AND NOT EXISTS (SELECT 1 FROM fetches f WHERE f.crawl_id = p.crawl_id AND f.url = p.url AND f.outcome = $2 AND f.error = $3)`,
-    [pageId, EXTRACT_TIMEOUT.outcome, message],
+    `UPDATE pages SET extract_failed_hash = $2, extract_failure = $3
+      WHERE id = $1 AND content_hash = $2`,
+    [page.pageId, page.contentHash, message],
+  );
+}
+
+/**
+ * The failure a body had before, without analysing it again. A timeout goes to the fetch log of the
+ * crawl asking as it did the first time, so the crawl's errors and failures by reason agree.
+ */
+async function failedBefore(
+  db: Database,
+  page: Pick<PageRow, 'id' | 'extract_failure'>,
+  crawlId: string | undefined,
+): Promise<ApplicationFailure> {
+  const message =
+    page.extract_failure ?? `${EXTRACT_TIMEOUT.outcome}: an earlier analysis of this body failed`;
+  if (message.startsWith(`${EXTRACT_TIMEOUT.outcome}:`)) {
+    await recordExtractTimeout(db, page.id, message, crawlId);
+    return ApplicationFailure.nonRetryable(message, EXTRACT_TIMEOUT.type);
+  }
+  return ApplicationFailure.nonRetryable(message, EXTRACTION_FAILED);
+}
+
+/**
+ * One line in the fetch log per crawl and page, however often the page is retried, under the crawl
+ * asking, else the crawl that last visited the page (a 304 leaves `pages.crawl_id` to the crawl
+ * that stored the body, so it is the last resort only).
+ */
+async function recordExtractTimeout(
+  db: Database,
+  pageId: number,
+  message: string,
+  crawlId: string | undefined,
+): Promise<void> {
+  await db.query(
+    `WITH page AS (
+       SELECT p.url, p.final_url, coalesce(p.body_bytes, 0) AS bytes,
+              coalesce($4::text,
+                       (SELECT c.crawl_id FROM page_changes c WHERE c.page_id = p.id
+                         ORDER BY c.recorded_at DESC LIMIT 1),
+                       p.crawl_id) AS crawl_id
+         FROM pages p WHERE p.id = $1)
+     INSERT INTO fetches (crawl_id, url, final_url, outcome, bytes, error, started_at)
+     SELECT page.crawl_id, page.url, page.final_url, $2, page.bytes, $3, now() FROM page
+      WHERE NOT EXISTS (SELECT 1 FROM fetches f
+                         WHERE f.crawl_id = page.crawl_id AND f.url = page.url AND f.outcome = $2 AND f.error = $3)`,
+    [pageId, EXTRACT_TIMEOUT.outcome, message, crawlId ?? null],
   );
 }
 

@@ -25,6 +25,8 @@ export interface KnownPage {
   lastModified: string | null;
   contentHash: string | null;
   extractedHash: string | null;
+  /** The body whose analysis failed for good (migration 024): the same body is not analysed again. */
+  extractFailedHash?: string | null;
   indexed: boolean;
   /** Has a summary of its current extraction (pages indexed before summaries existed have none). */
   summarized: boolean;
@@ -41,6 +43,7 @@ interface KnownPageRow {
   last_modified: string | null;
   content_hash: string | null;
   extracted_hash: string | null;
+  extract_failed_hash: string | null;
   indexed: boolean;
   summarized: boolean;
   noindex: boolean;
@@ -51,7 +54,7 @@ interface KnownPageRow {
 
 export async function loadKnownPage(db: Queryable, url: string): Promise<KnownPage | undefined> {
   const { rows } = await db.query<KnownPageRow>(
-    `SELECT p.id::text, p.url, p.etag, p.last_modified, p.content_hash, p.extracted_hash,
+    `SELECT p.id::text, p.url, p.etag, p.last_modified, p.content_hash, p.extracted_hash, p.extract_failed_hash,
             p.indexed_at IS NOT NULL AS indexed, s.source_hash IS NOT NULL AS summarized,
             p.noindex, p.removed_at IS NOT NULL AS removed, p.duplicate_kind, p.revisit_interval_ms::text
        FROM pages p LEFT JOIN page_summaries s ON s.page_id = p.id AND s.source_hash = p.extracted_hash
@@ -67,6 +70,7 @@ export async function loadKnownPage(db: Queryable, url: string): Promise<KnownPa
     lastModified: row.last_modified,
     contentHash: row.content_hash,
     extractedHash: row.extracted_hash,
+    extractFailedHash: row.extract_failed_hash,
     indexed: row.indexed,
     summarized: row.summarized,
     noindex: row.noindex,
@@ -154,16 +158,26 @@ async function classifyStoredVisit(
 
   // An unchanged page still goes through its page workflow when it was never summarised: that is
   // how a corpus indexed before summaries existed gets them (nothing is extracted or embedded again).
+  // One whose analysis failed for good on this body would only fail again: it is left as it is.
+  const failed = change === 'unchanged' && failedBefore(previous, page.contentHash);
   const current =
-    change === 'unchanged' &&
-    previous?.extractedHash === page.contentHash &&
-    ((previous.indexed && previous.summarized) || previous.duplicateKind === 'near');
+    failed ||
+    (change === 'unchanged' &&
+      previous?.extractedHash === page.contentHash &&
+      ((previous.indexed && previous.summarized) || previous.duplicateKind === 'near'));
   return {
     change,
     current,
-    ...(current && previous?.duplicateKind === 'near' ? { duplicate: true } : {}),
-    ...(current && previous?.indexed ? { indexed: true } : {}),
+    ...(current && !failed && previous?.duplicateKind === 'near' ? { duplicate: true } : {}),
+    ...(current && !failed && previous?.indexed ? { indexed: true } : {}),
   };
+}
+
+/** Whether the analysis of this body (`contentHash`) failed for good before (page-content.ts). */
+function failedBefore(known: KnownPage | undefined, contentHash: string | null): boolean {
+  return (
+    contentHash !== null && known?.extractFailedHash === contentHash && known.extractedHash !== contentHash
+  );
 }
 
 /** A 304 for a known page: nothing to store but the visit; processing only if it never finished. */
@@ -178,9 +192,12 @@ export async function trackNotModified(
     const change = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known, []);
     const extracted = known.extractedHash === known.contentHash;
     const duplicate = known.duplicateKind !== null;
+    // The body's analysis failed for good: it would fail again, at the cost of another deadline.
+    const failed = !known.noindex && !duplicate && failedBefore(known, known.contentHash);
     // A near duplicate was extracted (its SimHash decided it); exact and canonical copies never are.
     const current =
       known.noindex ||
+      failed ||
       (duplicate
         ? known.duplicateKind !== 'near' || extracted
         : extracted && known.indexed && known.summarized);
@@ -188,7 +205,7 @@ export async function trackNotModified(
       change,
       current,
       ...(duplicate ? { duplicate: true } : {}),
-      ...(current && known.indexed && !duplicate && !known.noindex ? { indexed: true } : {}),
+      ...(current && !failed && known.indexed && !duplicate && !known.noindex ? { indexed: true } : {}),
     };
   });
 }

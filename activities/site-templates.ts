@@ -10,6 +10,7 @@
  * (`template_signature`), so the pages whose cleaning the current template would change are found
  * without re-extracting any (`recleanSiteTemplate`).
  */
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { blockKey, templateThresholds } from '../domain/site-template';
 import { withHeartbeat } from './heartbeat';
@@ -170,6 +171,7 @@ export function createSiteTemplateActivities({ db, processPageContent }: SiteTem
         }>(
           `SELECT id::text AS id, template_keys, template_signature FROM pages
             WHERE origin = $1 AND id > $2 AND template_keys IS NOT NULL AND removed_at IS NULL
+              AND extract_failed_hash IS DISTINCT FROM content_hash
             ORDER BY id LIMIT $3`,
           [input.origin, after, SCAN_PAGE],
         );
@@ -188,8 +190,13 @@ export function createSiteTemplateActivities({ db, processPageContent }: SiteTem
       const pageIds: number[] = [];
       await withHeartbeat(async () => {
         for (const pageId of stale) {
-          const result = await processPageContent({ pageId });
-          if (!result.skipped && !result.duplicate && result.chunks > 0) pageIds.push(pageId);
+          // A page whose new body fails for good (its deadline) keeps the cleaning it had; the failure
+          // is remembered with its body (page-content.ts), so the next re-clean passes it over.
+          const result = await processPageContent({ pageId }).catch((error: unknown) => {
+            if (error instanceof ApplicationFailure && error.nonRetryable) return undefined;
+            throw error;
+          });
+          if (result && !result.skipped && !result.duplicate && result.chunks > 0) pageIds.push(pageId);
         }
       });
       return { pageIds, version, ...(exhausted ? {} : { nextAfterPageId: after }) };
