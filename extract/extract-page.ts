@@ -199,10 +199,13 @@ function chooseContent(
   reparse: () => Document,
   url: string | undefined,
 ): Candidate | undefined {
-  const { candidate: chain, mutated } =
-    opts.strategy === 'readability'
-      ? { candidate: undefined, mutated: false }
-      : selectByChain(doc, opts.selectors, opts.minChainWords, chrome);
+  const {
+    candidate: chain,
+    mutated,
+    short,
+  } = opts.strategy === 'readability'
+    ? { candidate: undefined, mutated: false, short: undefined }
+    : selectByChain(doc, opts.selectors, opts.minChainWords, chrome);
   if (
     chain &&
     (opts.strategy === 'chain' ||
@@ -228,6 +231,20 @@ function chooseContent(
       : undefined;
   const container = group ? groupContainer(group, readable, body) : undefined;
   if (group && container) return measure(container, `repeated:${group.signature}`);
+  // A short page's content is short: its landmark beats a pick from the site's chrome (the footer's
+  // blurb), so the quality gate sees the stub or not-found text alone. A pick from elsewhere outside
+  // the landmark is kept (measured on wcxb-dev: a product's `<article>` box, a `role=main` banner).
+  if (
+    !chain &&
+    short?.root.isConnected &&
+    readable &&
+    readable.words > 0 &&
+    !liesWithin(readable, short.root) &&
+    liesInChrome(readable, reparse())
+  ) {
+    const landmark = measure(short.root, short.strategy);
+    if (landmark.words > 0) return landmark;
+  }
   // A link-heavy landmark with far more words than Readability's pick is a listing of linked cards;
   // Readability kept a fragment of it.
   if (chain && readable && chain.words >= LISTING_OVER_READABILITY * readable.words) return chain;
@@ -270,6 +287,31 @@ function groupContainer(
     if (squash(el.textContent ?? '').includes(sample)) return el;
   }
   return ratio > GROUP_OVER_UNRELATED_READABILITY ? group.container : undefined;
+}
+
+/** Readability's pick came from inside `root`: its longest line is part of `root`'s text. */
+function liesWithin(readable: Candidate, root: Element): boolean {
+  return squash(blockText(root)).includes(squash(longestLine(readable.text)));
+}
+
+/** Page chrome a Readability pick must not come from when the page has its own landmark. */
+const CHROME_LANDMARKS =
+  'footer, header, nav, aside, [role="contentinfo"], [role="banner"], [role="navigation"], [role="complementary"]';
+
+/**
+ * Readability's pick came from the page's footer, header, navigation or an aside: one of them in an
+ * untouched copy of the page holds the pick's longest line. Readability moved the pick's nodes out of
+ * its document, so where they were is read from `fresh`. Only outermost chrome elements are read, so
+ * the page's text is read once.
+ */
+function liesInChrome(readable: Candidate, fresh: Document): boolean {
+  const sample = squash(longestLine(readable.text));
+  if (sample === '') return false;
+  for (const el of Array.from(fresh.querySelectorAll(CHROME_LANDMARKS))) {
+    if (el.parentElement?.closest(CHROME_LANDMARKS)) continue;
+    if (squash(el.textContent ?? '').includes(sample)) return true;
+  }
+  return false;
 }
 
 /** Longest line of a block text, at most 200 characters of it: a fingerprint of where the text came from. */

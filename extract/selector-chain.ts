@@ -20,6 +20,7 @@ export function selectByChain(
 ): ChainResult {
   const simple = matchSimpleSelectors(doc, selectors);
   let mutated = false;
+  let short: Candidate | undefined;
   for (const selector of selectors) {
     let matches = simple?.get(selector);
     if (matches === undefined) {
@@ -35,14 +36,25 @@ export function selectByChain(
     mutated = true;
     const candidate = measure(match, `selector:${selector}`);
     if (candidate.words >= minWords) return { candidate, mutated };
+    if (short === undefined && candidate.words > 0 && isLandmark(match)) short = candidate;
   }
-  return { mutated };
+  return short ? { mutated, short } : { mutated };
+}
+
+/** `<main>`, `<article>` or `role="main"`: the page says this is its content, however short. */
+function isLandmark(el: Element): boolean {
+  return el.localName === 'main' || el.localName === 'article' || el.getAttribute('role') === 'main';
 }
 
 export interface ChainResult {
   candidate?: Candidate;
   /** Chrome was removed from the document in place: Readability needs a fresh parse. */
   mutated: boolean;
+  /**
+   * With no candidate: the first landmark that matched once and had some words, but fewer than
+   * `minWords` (a not-found or stub page's `<main>`), cleaned in place.
+   */
+  short?: Candidate;
 }
 
 /** `tag`, `.class`, `#id` or `[attr="value"]`: the shapes of the default chain. */
