@@ -5,15 +5,14 @@
  * behind a door that asks for the password in the store's password file (db/pglite-socket-door.ts).
  */
 import {
-  closeSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
-  openSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,31 +116,54 @@ export function socketUrlOf(lockFile: string, holder: LockInfo): string | undefi
   return withPassword(holder.databaseUrl, password);
 }
 
-/** Takes the lock atomically (O_EXCL); a lock left by a dead process is taken over. */
+/**
+ * Takes the lock atomically; a lock left by a dead process is taken over. The record is written whole
+ * before it appears under the lock's name (link fails when the name exists) and replaced whole by a
+ * rename: a process reading the lock never finds it empty or half written, which it would take for a
+ * stale lock and remove while its holder runs on.
+ */
 export function acquireLock(
   lockFile: string,
   initial: Pick<LockInfo, 'yields'> = {},
 ): (update: Partial<LockInfo>) => void {
   ensurePrivateDir(path.dirname(lockFile));
+  const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString(), ...initial };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(lockFile, 'wx', 0o600);
-      const info: LockInfo = { pid: process.pid, startedAt: new Date().toISOString(), ...initial };
-      writeSync(fd, JSON.stringify(info));
-      closeSync(fd);
+      writeLockWhole(lockFile, info, (temp) => linkSync(temp, lockFile));
       return (update) => {
         Object.assign(info, update);
         if (info.databaseUrl) info.databaseUrl = withoutPassword(info.databaseUrl);
-        writeFileSync(lockFile, JSON.stringify(info), { mode: 0o600 });
+        writeLockWhole(lockFile, info, (temp) => renameSync(temp, lockFile));
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = readLock(lockFile);
-      if (holder) throw new StoreLockedError(lockFile, holder);
-      rmSync(lockFile, { force: true });
+      const found = readLockFile(lockFile);
+      if (found && processAlive(found.pid)) throw new StoreLockedError(lockFile, found);
+      removeStaleLock(lockFile, found);
     }
   }
   throw new Error(`could not take the lock ${lockFile}`);
+}
+
+function writeLockWhole(lockFile: string, info: LockInfo, place: (temp: string) => void): void {
+  const temp = `${lockFile}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify(info), { mode: 0o600 });
+  try {
+    place(temp);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/**
+ * Removes a lock whose holder is gone, unless it changed since it was read as `stale`: two processes
+ * that both found the same stale lock must not have the second remove the lock the first just took.
+ */
+export function removeStaleLock(lockFile: string, stale: LockInfo | undefined): void {
+  const now = readLockFile(lockFile);
+  if (now?.pid !== stale?.pid || now?.startedAt !== stale?.startedAt) return;
+  rmSync(lockFile, { force: true });
 }
 
 /**

@@ -5,7 +5,7 @@
  * so reading never waits for a crawl to end. Also the stale-lock recovery that infra/runtime.ts runs
  * before it opens the store for a crawl.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
@@ -15,10 +15,11 @@ import {
   processAlive,
   readLock,
   readLockFile,
+  removeStaleLock,
   socketUrlOf,
 } from '../db/pglite-database';
 import { gleanerHome, RuntimeError } from './gleaner-home';
-import { awaitStoreHolder, STORE_WAIT_MS } from './store-handover';
+import { openWhenFree, STORE_WAIT_MS } from './store-handover';
 
 /** Thrown when a reading command finds no corpus: the message says how to make one. */
 export class NoCorpusError extends Error {
@@ -44,23 +45,29 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Databas
   await clearStaleLock(lockFile);
   // A holder without a socket (another reading command, `gleaner mcp`, a crawl still opening) lets
   // go or serves one in a moment: wait for that rather than refuse.
-  const holder = await awaitStoreHolder(lockFile, readLock(lockFile), { orSocket: true });
-  // The socket asks for the password in the holder's password file (db/store-files.ts).
-  const socketUrl = holder && socketUrlOf(lockFile, holder);
-  if (socketUrl) return postgres(socketUrl);
-  if (holder) {
+  const opened = await openWhenFree(
+    lockFile,
+    async () => {
+      if (options.requireCorpus && !existsSync(dataDir)) {
+        throw new NoCorpusError(
+          `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
+        );
+      }
+      mkdirSync(home, { recursive: true, mode: 0o700 });
+      return PgliteDatabase.open({ dataDir, socket: false, yields: options.yields ?? 'soon' });
+    },
+    { orSocket: true },
+  );
+  if ('holder' in opened) {
+    // The socket asks for the password in the holder's password file (db/store-files.ts).
+    const socketUrl = socketUrlOf(lockFile, opened.holder);
+    if (socketUrl) return postgres(socketUrl);
     throw new RuntimeError(
-      `another gleaner process (pid ${holder.pid}) has held the embedded store in ${home} without serving it ` +
+      `another gleaner process (pid ${opened.holder.pid}) has held the embedded store in ${home} without serving it ` +
         `for ${Math.round(STORE_WAIT_MS / 1000)} s; try again when it ends, or run \`gleaner dev\` and let every command attach to it`,
     );
   }
-  if (options.requireCorpus && !existsSync(dataDir)) {
-    throw new NoCorpusError(
-      `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
-    );
-  }
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const db = await PgliteDatabase.open({ dataDir, socket: false, yields: options.yields ?? 'soon' });
+  const db = opened.store;
   try {
     await migrate(db);
   } catch (error) {
@@ -96,7 +103,7 @@ export async function clearStaleLock(lockFile: string): Promise<void> {
     if (processAlive(orphan)) signalGroup(orphan, 'SIGKILL');
     stopped = ` and stopped the Temporal dev server (pid ${orphan}) it left running`;
   }
-  rmSync(lockFile, { force: true });
+  removeStaleLock(lockFile, stale);
   process.stderr.write(
     `gleaner: the previous gleaner process (pid ${stale.pid}) ended without cleaning up; cleared its lock ${lockFile}${stopped}\n`,
   );

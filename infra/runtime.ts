@@ -11,14 +11,14 @@ import { Client, Connection } from '@temporalio/client';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
-import { PgliteDatabase, readLock, socketUrlOf } from '../db/pglite-database';
+import { type LockInfo, PgliteDatabase, readLock, socketUrlOf } from '../db/pglite-database';
 import { analyzeStaleTables } from '../db/table-statistics';
 import type { QueueKind } from '../domain/temporal-names';
 import { clearStaleLock } from './embedded-store';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
 import { registerMemorySource } from './memory-sampler';
-import { awaitStoreHolder } from './store-handover';
+import { awaitStoreHolder, openWhenFree } from './store-handover';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
 
 /** Workers running in this process: resolves `done` when they stop, rejects if one fails. */
@@ -90,12 +90,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       // A reading command or `gleaner mcp` lets go of the store in a moment (asked, for mcp).
       const holder = await awaitStoreHolder(`${dataDir}.lock`, readLock(`${dataDir}.lock`));
       if (holder) {
-        if (!holder.serving || !holder.databaseUrl) {
-          throw new RuntimeError(
-            `another gleaner process (pid ${holder.pid}) is using the embedded store in ${home}; ` +
-              'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
-          );
-        }
+        if (!holder.serving || !holder.databaseUrl) throw busyStore(holder, home);
         databaseUrl = socketUrlOf(`${dataDir}.lock`, holder);
         temporalAddress ??= holder.temporalAddress;
         temporalUiUrl = holder.temporalUiUrl;
@@ -124,10 +119,13 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       cleanups.push(() => db.close());
     } else {
       mkdirSync(home, { recursive: true, mode: 0o700 });
-      const pglite = await PgliteDatabase.open({
-        dataDir: path.join(home, 'pgdata'),
-        socketLog: logger.child({ component: 'store-socket' }),
-      });
+      const dataDir = path.join(home, 'pgdata');
+      // A reading command that took the lock since the wait above lets go in a moment.
+      const opened = await openWhenFree(`${dataDir}.lock`, () =>
+        PgliteDatabase.open({ dataDir, socketLog: logger.child({ component: 'store-socket' }) }),
+      );
+      if ('holder' in opened) throw busyStore(opened.holder, home);
+      const pglite = opened.store;
       db = pglite;
       registerMemorySource('pgliteWasm', () => pglite.wasmMemoryBytes());
       databaseUrl = pglite.socketUrl;
@@ -203,4 +201,11 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     await close();
     throw error;
   }
+}
+
+function busyStore(holder: LockInfo, home: string): RuntimeError {
+  return new RuntimeError(
+    `another gleaner process (pid ${holder.pid}) is using the embedded store in ${home}; ` +
+      'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
+  );
 }

@@ -7,7 +7,7 @@
  * process waits: for a reading command to end, and for `gleaner mcp` after asking it to let go
  * (STORE_RELEASE_SIGNAL), until the lock is gone or, for a reader, a holder serves a socket.
  */
-import { type LockInfo, readLock, STORE_RELEASE_SIGNAL } from '../db/pglite-database';
+import { type LockInfo, readLock, STORE_RELEASE_SIGNAL, StoreLockedError } from '../db/pglite-database';
 
 /** How long a process waits for a holder that yields before it gives up and says who holds the store. */
 export const STORE_WAIT_MS = 15_000;
@@ -52,4 +52,29 @@ export async function awaitStoreHolder(
     current = readLock(lockFile);
   }
   return current;
+}
+
+/**
+ * Opens the store with `open` once no holder keeps it from this process (awaitStoreHolder), or returns
+ * the holder that does. Commands started together all find the store free the moment its holder lets
+ * go, and all but one then lose the race for the lock: each loser waits for the winner in turn instead
+ * of failing with StoreLockedError (three `gleaner search` started while `gleaner mcp` held the store
+ * answered once and failed twice).
+ */
+export async function openWhenFree<T>(
+  lockFile: string,
+  open: () => Promise<T>,
+  options: StoreWaitOptions = {},
+): Promise<{ store: T } | { holder: LockInfo }> {
+  const deadline = Date.now() + (options.timeoutMs ?? STORE_WAIT_MS);
+  for (;;) {
+    const timeoutMs = Math.max(0, deadline - Date.now());
+    const holder = await awaitStoreHolder(lockFile, readLock(lockFile), { ...options, timeoutMs });
+    if (holder) return { holder };
+    try {
+      return { store: await open() };
+    } catch (error) {
+      if (!(error instanceof StoreLockedError) || Date.now() >= deadline) throw error;
+    }
+  }
 }
