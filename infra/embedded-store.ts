@@ -13,7 +13,6 @@ import {
   type LockInfo,
   PgliteDatabase,
   processAlive,
-  readLock,
   readLockFile,
   removeStaleLock,
   socketUrlOf,

@@ -59,7 +59,7 @@ describe('the store lock file', () => {
     const done = exited(reader);
     let writes = 0;
     let finished = false;
-    done.then(() => {
+    void done.then(() => {
       finished = true;
     });
     while (!finished) {
