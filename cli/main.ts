@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../api/defaults';
 import { QUEUE_KINDS, type QueueKind } from '../domain/temporal-names';
+import { stopLiveThreads } from '../embed/live-threads';
 import { logger } from '../infra/logger';
 import { isUserFacing } from './errors';
 import { EXTRACT_FORMATS } from './extract-formats';
@@ -395,11 +396,11 @@ program
  * Exits once no model thread is inside onnxruntime-node: process.exit stops worker threads on the
  * spot, and one stopped while its model loads (a command that failed early, while the model its
  * workers would use was still loading) or runs aborts the process, exit 134 instead of its own
- * status (embed/embedder-thread.ts). Commands that never started one wait for nothing.
+ * status (embed/live-threads.ts). Commands that never started one wait for nothing.
  */
 async function exit(code: number): Promise<never> {
   try {
-    await (await import('../embed/embedder-thread')).stopEmbedderThreads();
+    await stopLiveThreads();
   } catch {}
   process.exit(code);
 }

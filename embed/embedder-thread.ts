@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type { EmbedKind } from './embedder';
 import { embedderThreadCount, type PoolMember, poolOf } from './embedder-pool';
 import type { ThreadReply, ThreadRequest } from './embedder-thread-protocol';
+import { liveThreads, stopLiveThreads } from './live-threads';
 import { disableOnnxruntimeTelemetry } from './onnxruntime-telemetry';
 
 /** One model thread, or a pool of them (then with its `parallelism`). */
@@ -28,9 +29,6 @@ export interface EmbedAhead {
   texts: readonly string[];
   kind: EmbedKind;
 }
-
-/** How every model thread of this process that has not ended yet is stopped safely. */
-const liveThreads = new Set<() => Promise<void>>();
 
 /**
  * Starts the thread; resolves once its model is loaded, rejects with the reason it could not be.
@@ -154,24 +152,10 @@ export function loadEmbedderInThread(
   });
 }
 
-/**
- * Stops every model thread of this process, each once it is safe to: for a process about to call
- * process.exit (cli/main.ts). process.exit terminates worker threads on the spot, and one stopped
- * while onnxruntime-node loads its model, or runs it, aborts the whole process (`terminate called
- * after throwing an instance of 'Napi::Error'`, exit 134), so a command that failed early, while
- * its model thread was still loading, lost its exit status and message to that. Waits at most
- * `waitMs` (a model download can be slow); after that the caller exits regardless.
- */
+/** Stops every model thread of this process safely (embed/live-threads.ts) and forgets the shared one. */
 export async function stopEmbedderThreads(waitMs = 30_000): Promise<void> {
   shared = undefined;
-  if (liveThreads.size === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolveTimeout) => {
-    timer = setTimeout(resolveTimeout, waitMs);
-  });
-  const stopping = Promise.allSettled([...liveThreads].map((stop) => stop()));
-  await Promise.race([stopping, timeout]);
-  clearTimeout(timer);
+  await stopLiveThreads(waitMs);
 }
 
 function sameTexts(a: readonly string[], b: readonly string[]): boolean {
