@@ -10,8 +10,10 @@
  * travels in a spec, a workflow history or a request.
  */
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { readChanges } from '../db/change-events';
 import type { Database } from '../db/database';
+import { STARTED_SETTLED_QUERY, webhooksWorkflowId } from '../domain/temporal-names';
 import {
   isRetryableStatus,
   WEBHOOK_HEADERS,
@@ -65,8 +67,19 @@ export interface PlanChangeBatchesResult {
   more?: boolean;
 }
 
+/** How a receiver's crawl.started was found settled: by the started workflow, or by its having ended. */
+export type StartedSettled = 'settled' | 'closed' | 'absent';
+
+/** How often a completed workflow's receiver asks whether its crawl.started is settled. */
+const SETTLED_POLL_MS = 1_000;
+
 export interface WebhookActivities {
   deliverWebhook(input: DeliverWebhookInput): Promise<DeliverWebhookResult>;
+  /**
+   * Resolves once crawl.started is settled for this receiver of the crawl: accepted or failed for good
+   * (the started workflow says so), or that workflow has ended or never ran (a crawl without one).
+   */
+  awaitStartedSettled(input: { crawlId: string; url: string }): Promise<StartedSettled>;
   planChangeBatches(input: PlanChangeBatchesInput): Promise<PlanChangeBatchesResult>;
 }
 
@@ -110,6 +123,27 @@ export function createWebhookActivities(deps: WebhookDeps): WebhookActivities {
   }
 
   return {
+    async awaitStartedSettled({ crawlId, url }) {
+      const context = Context.current();
+      const started = context.client.workflow.getHandle(webhooksWorkflowId(crawlId, 'started'));
+      for (;;) {
+        try {
+          if ((await started.describe()).status.name !== 'RUNNING') return 'closed';
+        } catch (error) {
+          if (error instanceof WorkflowNotFoundError) return 'absent';
+          throw error;
+        }
+        try {
+          if ((await started.query<string[]>(STARTED_SETTLED_QUERY)).includes(url)) return 'settled';
+        } catch (error) {
+          // No worker answering queries on the crawl queue just now: ask again; its ending ends the wait too.
+          log.debug('could not ask the started webhooks workflow', { crawlId, error: String(error) });
+        }
+        context.heartbeat();
+        await context.sleep(SETTLED_POLL_MS);
+      }
+    },
+
     async deliverWebhook(input) {
       const context = Context.current();
       const attempt = context.info.attempt;

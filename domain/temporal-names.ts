@@ -77,6 +77,17 @@ export function crawlWorkflowId(crawlId: string): string {
   return `crawl-${crawlId}`;
 }
 
+/** The webhooks workflow of one crawl's moment: the id is the crawl's, so it is started once. */
+export function webhooksWorkflowId(crawlId: string, moment: 'started' | 'completed'): string {
+  return `crawl-${crawlId}/webhooks/${moment}`;
+}
+
+/**
+ * Asked of a crawl's `started` webhooks workflow: the receivers whose crawl.started is settled
+ * (accepted, or failed for good), so the `completed` one sends each receiver nothing before it.
+ */
+export const STARTED_SETTLED_QUERY = 'settledReceivers';
+
 /** Origin workflow ids embed the origin readably (Temporal allows any UTF-8 up to 1000 bytes). */
 export function originWorkflowId(crawlId: string, origin: string): string {
   return `crawl-${crawlId}/origin/${origin}`;

@@ -5,18 +5,20 @@
  *   npx tsx scripts/record-webhook-history.ts
  *
  * - `crawl-webhooks.json`: the crawl workflow, with the started and completed webhooks children;
- * - `webhooks-completed.json`: the completed moment's workflow (plan the page-change batches, deliver
- *   each, then crawl.completed) to a receiver on 127.0.0.1 that accepts everything.
+ * - `webhooks-completed.json`: the completed moment's workflow (plan the page-change batches, wait
+ *   for the receiver's crawl.started, deliver each batch, then crawl.completed) to a receiver on
+ *   127.0.0.1 that accepts everything.
+ *
+ * The `.v1` copies of both were recorded before `webhooks-order-v1`; keep them when re-recording.
  *
  * Kept apart from record-histories.ts so re-recording one never rewrites the other.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { crawlWorkflowId, WORKFLOW_TYPES } from '../domain/temporal-names';
+import { crawlWorkflowId, WORKFLOW_TYPES, webhooksWorkflowId } from '../domain/temporal-names';
 import { WEBHOOK_SECRET_ENV } from '../domain/webhook-events';
 import { pageHtml } from '../testbed/generated-site';
 import { serveSite } from '../testbed/site-server';
-import { webhooksWorkflowId } from '../workflows/webhooks';
 import {
   closedHistory,
   replaceInManifest,

@@ -8,7 +8,9 @@
  *
  * Each receiver gets its events in order, one at a time: on completion first the crawl's page
  * changes in batches (`pages.changed`, read from the change log at delivery), then `crawl.completed`
- * with the summary. Receivers are independent: one that is down or refuses holds up only itself.
+ * with the summary, and none of these before crawl.started has reached that receiver or failed for good
+ * (asked of the started workflow, STARTED_SETTLED_QUERY). Receivers are independent: one that is down
+ * or refuses holds up only itself.
  */
 import {
   ActivityFailure,
@@ -16,16 +18,23 @@ import {
   type ChildWorkflowHandle,
   condition,
   continueAsNew,
+  defineQuery,
   log,
   ParentClosePolicy,
   patched,
   proxyActivities,
+  setHandler,
   startChild,
 } from '@temporalio/workflow';
 import type { DeliverWebhookInput, WebhookActivities } from '../activities/deliver-webhook';
 import type { CrawlSummary } from '../domain/crawl-messages';
 import type { CrawlSpec } from '../domain/crawl-spec';
-import { TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../domain/temporal-names';
+import {
+  STARTED_SETTLED_QUERY,
+  TASK_QUEUES,
+  WORKFLOW_TASK_TIMEOUT,
+  webhooksWorkflowId,
+} from '../domain/temporal-names';
 import { CHANGES_PER_BATCH, type WebhookEvent, webhookDeliveryId } from '../domain/webhook-events';
 
 /**
@@ -33,6 +42,14 @@ import { CHANGES_PER_BATCH, type WebhookEvent, webhookDeliveryId } from '../doma
  * spec has receivers, so runs without any (every recorded history) never meet it.
  */
 export const WEBHOOKS_PATCH = 'webhooks-v1';
+
+/**
+ * `webhooks-order-v1`: the completed workflow sends a receiver nothing before that receiver's
+ * crawl.started is settled. Before, a receiver that was down got crawl.started after pages.changed
+ * and crawl.completed once it came back: the two workflows retried on their own clocks.
+ * `webhooks-completed.v1.json` was recorded before it, `webhooks-completed.json` with it.
+ */
+export const WEBHOOKS_ORDER_PATCH = 'webhooks-order-v1';
 
 /**
  * Delivery on the crawl queue: a small POST beside registerCrawl and finishCrawl, in the few crawl
@@ -49,6 +66,17 @@ const { deliverWebhook } = proxyActivities<WebhookActivities>({
     maximumInterval: '5 minutes',
     nonRetryableErrorTypes: ['WebhookReceiverBlocked', 'WebhookRejected', 'InvalidInput'],
   },
+});
+
+/**
+ * Waits, heartbeating, as long as crawl.started may still reach the receiver: as long as the started
+ * workflow's retries may last, and a little more.
+ */
+const { awaitStartedSettled } = proxyActivities<WebhookActivities>({
+  taskQueue: TASK_QUEUES.crawl,
+  startToCloseTimeout: '4 days',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
 });
 
 const { planChangeBatches } = proxyActivities<WebhookActivities>({
@@ -107,6 +135,9 @@ const MAX_FAILURES_KEPT = 50;
 type Delivery = Omit<DeliverWebhookInput, 'url' | 'allowHosts'>;
 
 export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksResult> {
+  // Receivers whose crawl.started is settled, for the completed workflow (STARTED_SETTLED_QUERY).
+  const settled = new Set<string>();
+  setHandler(defineQuery<string[]>(STARTED_SETTLED_QUERY), () => [...settled]);
   const deliveries: Delivery[] = [];
   const event = (type: WebhookEvent['type'], batch: number, data: Record<string, unknown>) => ({
     id: webhookDeliveryId(input.crawlId, type, batch),
@@ -138,6 +169,8 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
     if (!more) deliveries.push({ event: event('crawl.completed', 0, input.data) });
   }
 
+  const waitsForStarted = input.moment === 'completed' && !input.resume && patched(WEBHOOKS_ORDER_PATCH);
+
   const result: WebhooksResult = {
     delivered: input.resume?.delivered ?? 0,
     failed: [...(input.resume?.failed ?? [])],
@@ -145,6 +178,17 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
   let failedUncounted = input.resume?.failedUncounted ?? 0;
   await Promise.all(
     input.notify.map(async (url) => {
+      if (waitsForStarted) {
+        try {
+          await awaitStartedSettled({ crawlId: input.crawlId, url });
+        } catch (error) {
+          // Out of time or the store of workflows unreachable: late events beat no events.
+          log.warn('could not learn whether crawl.started reached the receiver; sending on', {
+            url,
+            error: failureReason(error),
+          });
+        }
+      }
       for (const delivery of deliveries) {
         try {
           await deliverWebhook({ url, allowHosts: input.allowHosts, ...delivery });
@@ -157,6 +201,7 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
           else failedUncounted++;
         }
       }
+      settled.add(url);
     }),
   );
   if (more) {
@@ -188,11 +233,6 @@ export async function webhooksWorkflow(input: WebhooksInput): Promise<WebhooksRe
 function failureReason(error: unknown): string {
   if (error instanceof ActivityFailure && error.cause instanceof Error) return error.cause.message;
   return error instanceof Error ? error.message : String(error);
-}
-
-/** The webhooks workflow of one crawl's moment: the id is the crawl's, so it is started once. */
-export function webhooksWorkflowId(crawlId: string, moment: WebhooksInput['moment']): string {
-  return `crawl-${crawlId}/webhooks/${moment}`;
 }
 
 /** Whether this crawl sends webhooks (the spec has receivers and the run is on `webhooks-v1`). */

@@ -15,7 +15,12 @@ import { createWebhookActivities } from '../../activities/deliver-webhook';
 import { verifyWebhookSignature } from '../../activities/webhook-signature';
 import { buildApiServer } from '../../api/server';
 import { readChanges } from '../../db/change-events';
-import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import {
+  crawlWorkflowId,
+  TASK_QUEUES,
+  WORKFLOW_TYPES,
+  webhooksWorkflowId,
+} from '../../domain/temporal-names';
 import { WEBHOOK_HEADERS, type WebhookEvent } from '../../domain/webhook-events';
 import { logger } from '../../infra/logger';
 import { failuresByReason } from '../../report/crawl-report';
@@ -25,7 +30,6 @@ import { type SiteServer, serveSite } from '../../testbed/site-server';
 import { startTestStack, type TestStack } from '../../testbed/stack';
 import { serveVersionedPages, type VersionedPages } from '../../testbed/versioned-site';
 import type { CrawlSummary } from '../../workflows/messages';
-import { webhooksWorkflowId } from '../../workflows/webhooks';
 
 const SECRET = 'whsec-integration-5f1c2a9e7b';
 /** Attempts of each delivery answered 500 before the receiver accepts it. */
@@ -41,13 +45,20 @@ interface Receiver {
     status: number;
     verified: boolean;
     wrongSecretVerified: boolean;
+    /** When the answer was sent (Date.now()). */
+    at: number;
   }>;
   /** Accepted (2xx) events by delivery id: more than one entry would be a repeat. */
   accepted: Map<string, WebhookEvent[]>;
   close(): Promise<void>;
 }
 
-async function startReceiver(host: string, fixedPort = 0, failFirst = FAIL_FIRST): Promise<Receiver> {
+/** `failFirst`: attempts of each delivery refused with 500, or a count per event type. */
+async function startReceiver(
+  host: string,
+  fixedPort = 0,
+  failFirst: number | ((event: string) => number) = FAIL_FIRST,
+): Promise<Receiver> {
   const attempts = new Map<string, number>();
   const receiver: Omit<Receiver, 'url' | 'close'> = { requests: [], accepted: new Map() };
   const server = http.createServer((req, res) => {
@@ -64,12 +75,12 @@ async function startReceiver(host: string, fixedPort = 0, failFirst = FAIL_FIRST
       attempts.set(deliveryId, attempt);
       let status = 500;
       if (!verified) status = 401;
-      else if (attempt > failFirst) {
+      else if (attempt > (typeof failFirst === 'number' ? failFirst : failFirst(event))) {
         status = 200;
         const body = JSON.parse(raw) as WebhookEvent;
         receiver.accepted.set(deliveryId, [...(receiver.accepted.get(deliveryId) ?? []), body]);
       }
-      receiver.requests.push({ deliveryId, event, status, verified, wrongSecretVerified });
+      receiver.requests.push({ deliveryId, event, status, verified, wrongSecretVerified, at: Date.now() });
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
     });
   });
@@ -118,11 +129,11 @@ afterAll(async () => {
   else process.env.GLEANER_WEBHOOK_SECRET = savedSecret;
 });
 
-async function crawl(crawlId: string, notify: string[]): Promise<CrawlSummary> {
+async function crawl(crawlId: string, notify: string[], seed = site.url): Promise<CrawlSummary> {
   return stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
     taskQueue: TASK_QUEUES.crawl,
     workflowId: crawlWorkflowId(crawlId),
-    args: [{ crawlId, seeds: [site.url], delayMs: 0, allowHosts: ['127.0.0.1'], sitemaps: false, notify }],
+    args: [{ crawlId, seeds: [seed], delayMs: 0, allowHosts: ['127.0.0.1'], sitemaps: false, notify }],
   });
 }
 
@@ -288,6 +299,54 @@ describe('deliveries that wait for their receiver or their secret', () => {
       expect(prompt.accepted.get(id)?.[0]?.data).toEqual(await completedDataOf('hooks-nosecret', summary));
       expect(prompt.requests.every((request) => request.verified)).toBe(true);
     } finally {
+      await prompt.close();
+    }
+  });
+});
+
+describe('a receiver that refuses crawl.started for a while', () => {
+  it('gets no other event of the crawl before it; a receiver that answers is not held up', async () => {
+    // Refused four times, crawl.started reaches the slow receiver on Temporal's fifth attempt, ~15 s
+    // after the crawl starts: after a crawl of five pages has completed. Before, that receiver got
+    // pages.changed and crawl.completed first.
+    const slow = await startReceiver('127.0.0.1', 0, (event) => (event === 'crawl.started' ? 4 : 0));
+    const prompt = await startReceiver('127.0.0.1', 0, 0);
+    // A seed no other crawl here has seen, so this one has a change to send whatever ran before it.
+    pages.set('/order.html', page(5, 'ordered words'));
+    try {
+      const summary = await crawl(
+        'hooks-order',
+        [slow.url, prompt.url],
+        new URL('/order.html', site.url).href,
+      );
+      expect(summary.status).toBe('completed');
+      const completedId = 'hooks-order/crawl.completed/0';
+      await waitFor(
+        () => slow.accepted.has(completedId),
+        120_000,
+        `${completedId} accepted by the slow receiver`,
+      );
+      const acceptedOrder = (receiver: Receiver) =>
+        receiver.requests.filter((request) => request.status === 200).map((request) => request.event);
+      const slowOrder = acceptedOrder(slow);
+      expect(slowOrder[0]).toBe('crawl.started');
+      expect(slowOrder.at(-1)).toBe('crawl.completed');
+      expect(slowOrder.filter((event) => event === 'crawl.started')).toHaveLength(1);
+      expect(slowOrder).toContain('pages.changed');
+      expect(
+        slow.requests.filter((request) => request.event === 'crawl.started').map((r) => r.status),
+      ).toEqual([500, 500, 500, 500, 200]);
+      // The other receiver had every event before the slow one took crawl.started.
+      const startedAt = slow.requests.find((r) => r.event === 'crawl.started' && r.status === 200)?.at ?? 0;
+      const promptCompleted = prompt.requests.find((r) => r.event === 'crawl.completed' && r.status === 200);
+      expect(acceptedOrder(prompt)[0]).toBe('crawl.started');
+      expect(promptCompleted?.at).toBeLessThan(startedAt);
+      const result = await stack.client.workflow
+        .getHandle(webhooksWorkflowId('hooks-order', 'completed'))
+        .result();
+      expect(result.failed).toEqual([]);
+    } finally {
+      await slow.close();
       await prompt.close();
     }
   });
