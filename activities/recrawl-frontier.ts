@@ -13,7 +13,7 @@ import { isCrawlable } from '../domain/crawlable';
 import { originOf } from '../domain/url';
 import { checkPageLimit, keysetPage } from './claim-paging';
 import { withHeartbeat } from './heartbeat';
-import { compileSpecScope } from './scope-cache';
+import { loadCrawlScope } from './scope-cache';
 import type {
   ClaimKnownPagesInput,
   ClaimKnownPagesResult,
@@ -42,7 +42,8 @@ export async function claimKnownPagesCore(
   input: ClaimKnownPagesInput,
 ): Promise<ClaimKnownPagesResult> {
   const origin = originOf(input.origin);
-  const inScope = compileSpecScope(input.spec);
+  // Widened by seed redirects: a moved origin's known pages are its whole frontier on a recrawl.
+  const inScope = await loadCrawlScope(db, input.crawlId, input.spec);
   // A sitemap claim of a known page becomes a store claim: due now (first) when the sitemap's
   // lastmod is newer than our copy, else when the page's own revisit interval says.
   await db.query(

@@ -147,8 +147,11 @@ async function classifyStoredVisit(
   if (duplicate) {
     // A copy already announced as one stays dropped downstream unless this visit said new/changed.
     const wasCopy = previous?.duplicateKind === 'exact' || previous?.duplicateKind === 'canonical';
-    if (!wasCopy || event !== undefined) events.push({ kind: 'duplicate', pageId: page.id, crawlId });
-    return { change, current: true, duplicate: true };
+    const found = !wasCopy || event !== undefined;
+    if (found) events.push({ kind: 'duplicate', pageId: page.id, crawlId });
+    // pagesDuplicate counts this crawl's findings (its feed's `duplicate` events), as pagesNew and
+    // pagesChanged do: a known copy that is unchanged is an unchanged page, not a copy found again.
+    return { change, current: true, ...(found ? { duplicate: true } : {}) };
   }
   if (
     change === 'unchanged' &&
@@ -165,10 +168,10 @@ async function classifyStoredVisit(
     (change === 'unchanged' &&
       previous?.extractedHash === page.contentHash &&
       ((previous.indexed && previous.summarized) || previous.duplicateKind === 'near'));
+  // An unchanged near copy (current without its page workflow) was counted a duplicate when found.
   return {
     change,
     current,
-    ...(current && !failed && previous?.duplicateKind === 'near' ? { duplicate: true } : {}),
     ...(current && !failed && previous?.indexed ? { indexed: true } : {}),
   };
 }
@@ -204,7 +207,9 @@ export async function trackNotModified(
     return {
       change,
       current,
-      ...(duplicate ? { duplicate: true } : {}),
+      // A 304 finds no copy: a known one was counted when found. Only a retry reporting its first
+      // attempt's new/changed verdict counts it, as that attempt's result never reached the workflow.
+      ...(duplicate && change !== 'unchanged' ? { duplicate: true } : {}),
       ...(current && !failed && known.indexed && !duplicate && !known.noindex ? { indexed: true } : {}),
     };
   });

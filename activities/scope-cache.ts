@@ -29,6 +29,35 @@ export function compileSpecScope(spec: FetchSpec, redirectedSeeds: readonly stri
   }
 }
 
+/** The final URLs this crawl's seeds redirected to (other origins), in a stable order. */
+async function redirectedSeedsOf(db: Queryable, crawlId: string): Promise<string[]> {
+  const { rows } = await db.query<{ url: string }>(
+    'SELECT url FROM crawl_redirected_seeds WHERE crawl_id = $1 ORDER BY url',
+    [crawlId],
+  );
+  return rows.map((row) => row.url);
+}
+
+/**
+ * The crawl's scope as it stands in the store, widened by every seed redirect recorded so far: for
+ * the activities that judge an origin's URLs once per crawl (its known pages, its sitemaps) rather
+ * than per fetched page, so they read the store each time instead of a worker's cache.
+ *
+ * This crawl's redirects, not an earlier crawl's: an origin's workflow starts only when a URL of it
+ * reaches the crawl, and a moved origin's first URL comes from the seed's own fetch, which records
+ * the redirect under this crawl before it returns (`forPage`). A seed that redirects is no known page
+ * itself (pages are stored under their final URL), so a recrawl fetches it in full and finds the
+ * redirect again.
+ * A redirect an earlier crawl saw may no longer hold, or belong to a crawl of other seeds.
+ */
+export async function loadCrawlScope(
+  db: Queryable,
+  crawlId: string,
+  spec: FetchSpec,
+): Promise<ScopePredicate> {
+  return compileSpecScope(spec, await redirectedSeedsOf(db, crawlId));
+}
+
 export interface ScopeCache {
   /**
    * The scope that judges the links of the page at `url` fetched for this crawl, landed on `finalUrl`:
@@ -54,11 +83,7 @@ export function createScopeCache(db: Queryable): ScopeCache {
     return entry;
   };
   const load = async (crawlId: string, spec: FetchSpec): Promise<Entry> => {
-    const rows = await db.query<{ url: string }>(
-      'SELECT url FROM crawl_redirected_seeds WHERE crawl_id = $1 ORDER BY url',
-      [crawlId],
-    );
-    const redirectedSeeds = rows.rows.map((row) => row.url);
+    const redirectedSeeds = await redirectedSeedsOf(db, crawlId);
     const seeds = new Set(spec.seeds.map((seed) => canonicalizeUrl(seed) ?? seed));
     return remember(crawlId, { seeds, redirectedSeeds, predicate: compileSpecScope(spec, redirectedSeeds) });
   };

@@ -33,7 +33,7 @@ import { fetchPage } from './http/fetch-page';
 import type { FetchOk } from './http/fetch-result';
 import { abortableSleep, RequestSpacing } from './politeness-wait';
 import { createRobotsPolicy, type RobotsPolicy } from './robots-policy';
-import { compileSpecScope } from './scope-cache';
+import { loadCrawlScope } from './scope-cache';
 import type {
   IngestSitemapsInput,
   IngestSitemapsResult,
@@ -113,7 +113,8 @@ export async function ingestSitemapsCore(
   const limits = validate(input);
   const { spec } = input;
   const origin = originOf(input.origin);
-  const inScope = compileSpecScope(spec);
+  // Widened by seed redirects, or a moved origin's sitemap would list nothing in scope.
+  const inScope = await loadCrawlScope(deps.db, input.crawlId, spec);
   const result: IngestSitemapsResult = {
     sitemapsFetched: 0,
     urlsSeen: 0,

@@ -121,7 +121,11 @@ export interface FetchAndStoreResult {
   current?: boolean;
   /** With `current`: the page is searchable as it is. */
   indexed?: boolean;
-  /** The page is a copy of another (same body, near-same text, or rel=canonical): never indexed. */
+  /**
+   * This visit found the page a copy of another (same body, near-same text, or rel=canonical): never
+   * indexed. Set for new or changed content and for a page that became a copy, not for an unchanged
+   * page already known as one (it counts as unchanged only).
+   */
   duplicate?: boolean;
 }
 

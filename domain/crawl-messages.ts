@@ -75,7 +75,12 @@ export interface CrawlSummary {
   pagesUnchanged: number;
   /** Known pages that answered 404/410 or now say noindex: removed from search, kept as tombstones. */
   pagesRemoved: number;
-  /** Pages that copy another (same content hash, SimHash within 3 bits, or rel=canonical): not indexed. */
+  /**
+   * Pages this crawl found to copy another (same content hash, SimHash within 3 bits, or
+   * rel=canonical), not indexed: new or changed pages that are copies and known pages that became
+   * copies — the crawl's `duplicate` change events. An unchanged page already known as a copy
+   * counts in `pagesUnchanged` only.
+   */
   pagesDuplicate: number;
   /** Chunks whose vectors this crawl computed (0 for a recrawl of an unchanged site). */
   chunksEmbedded: number;

@@ -33,7 +33,10 @@ export interface OriginStats {
   pagesChanged?: number;
   pagesUnchanged?: number;
   pagesRemoved?: number;
-  /** Pages found to copy another (exact, near or rel=canonical): not indexed. */
+  /**
+   * Pages this crawl found to copy another (exact, near or rel=canonical): not indexed. A known copy
+   * seen unchanged is not counted again.
+   */
   duplicates?: number;
   /** Chunks embedded by this crawl's page workflows (vectors reused from unchanged chunks excluded). */
   chunksEmbedded?: number;

@@ -265,6 +265,13 @@ describe('a crawl of known pages is a recrawl', () => {
     );
     expect(requests.map((entry) => entry.status)).toEqual([304, 304]);
     expect(summary.chunksEmbedded).toBe(0);
+    // The copies found by the crawl before answer 304 too: unchanged pages, not duplicates found
+    // again (they were counted twice, as unchanged and as duplicates).
+    const copies = pageRequests(logFrom).filter((entry) => entry.path.startsWith('/copy-'));
+    expect(copies.map((entry) => entry.status)).toEqual([304, 304]);
+    expect(summary.pagesDuplicate).toBe(0);
+    const known = await stack.db.query<{ n: number }>('SELECT count(*)::int AS n FROM pages');
+    expect(summary.pagesUnchanged).toBe(known.rows[0]?.n);
     const after = await extractedAt();
     for (const p of [path(5), path(8)]) expect(after.get(p)).toBe(extracted.get(p));
     const summarized = await stack.db.query<{ url: string; tags: string[] }>(

@@ -7,6 +7,7 @@
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
+import { pageHtml } from '../../testbed/generated-site';
 import { type RequestLogEntry, type SiteServer, serveSite } from '../../testbed/site-server';
 import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlSummary } from '../../workflows/messages';
@@ -175,5 +176,69 @@ describe('a seed that redirects to another origin', () => {
         `${previous.path} → ${entry.path}`,
       ).toBeGreaterThanOrEqual(250);
     }
+  });
+});
+
+/**
+ * A seed on one port that moved to another (`http://127.0.0.1:A/` → `http://127.0.0.1:B/`): the moved
+ * origin's sitemap and, on a recrawl, its known pages are judged by the widened scope too. Before,
+ * both used the spec's scope alone: the sitemap's pages were dropped, and a recrawl reached the
+ * moved site's pages only through links, so a page no longer linked was never visited again.
+ */
+describe('a recrawl of a seed that moved to another origin', () => {
+  it("reads the moved origin's sitemap and re-queues its known pages, linked or not", async () => {
+    const moved = await serveSite(undefined);
+    const seed = await serveSite(undefined);
+    sites.push(moved, seed);
+    seed.route('/', (_req, res) => res.writeHead(301, { location: moved.url }).end());
+    const words = (name: string) =>
+      `${name}: ${Array.from({ length: 30 }, (_, i) => `${name}${i * 7}`).join(' ')}`;
+    const links: Record<string, string[]> = { '/': ['/a', '/b'], '/a': ['/c'], '/b': [], '/c': [], '/s': [] };
+    for (const path of Object.keys(links))
+      moved.route(path, (_req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(pageHtml(`Moved ${path}`, links[path] ?? [], words(path.slice(1) || 'home'))),
+      );
+    // `/s` is linked by no page: only the sitemap names it.
+    moved.route('/sitemap.xml', (_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(
+          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${moved.origin}/s</loc></url></urlset>`,
+        ),
+    );
+    const crawlMoved = (crawlId: string): Promise<CrawlSummary> =>
+      stack.client.workflow.execute(WORKFLOW_TYPES.crawl, {
+        taskQueue: TASK_QUEUES.crawl,
+        workflowId: crawlWorkflowId(crawlId),
+        args: [{ crawlId, seeds: [seed.url], delayMs: 0, allowHosts: ['127.0.0.1'] }],
+      });
+    const pagesServed = (from: number) =>
+      new Set(
+        moved.log
+          .slice(from)
+          .filter((entry) => entry.status === 200 && entry.path !== '/sitemap.xml')
+          .map((entry) => entry.path),
+      );
+
+    const first = await crawlMoved('moved-seed-1');
+    expect(first.status).toBe('completed');
+    expect([...pagesServed(0)].sort()).toEqual(['/', '/a', '/b', '/c', '/s']);
+    expect(first.pagesNew).toBe(5);
+
+    // `/c` still answers, but no page links to it any more.
+    links['/a'] = [];
+    const logFrom = moved.log.length;
+    const second = await crawlMoved('moved-seed-2');
+    expect(second.status).toBe('completed');
+    expect([...pagesServed(logFrom)].sort()).toEqual(['/', '/a', '/b', '/c', '/s']);
+    // `/a` changed (its link went), the rest did not.
+    expect([second.pagesNew, second.pagesChanged, second.pagesUnchanged]).toEqual([0, 1, 4]);
+    const fromStore = await stack.db.query<{ url: string }>(
+      `SELECT url FROM crawl_urls WHERE crawl_id = 'moved-seed-2' AND origin = $1 AND source = 'store' ORDER BY url`,
+      [moved.origin],
+    );
+    expect(fromStore.rows.map((row) => new URL(row.url).pathname)).toEqual(['/c', '/s']);
   });
 });
