@@ -69,6 +69,8 @@ const UNIT = [
   'test/db/pglite-template.test.ts',
   'test/db/socket-auth.test.ts',
   'test/infra/llm-api-key.test.ts',
+  'test/infra/temporal-connection-options.test.ts',
+  'test/mcp/stdio-transport.test.ts',
   'test/search/search-command.test.ts',
   'test/cli/changes-command.test.ts',
   // `gleaner mcp` as a child process on an embedded store; the API's /mcp in process. No Temporal.

@@ -1,12 +1,13 @@
 /** `gleaner crawl <url...>`: validate, start `crawlWorkflow`, optionally wait with progress. */
 import { setMaxListeners } from 'node:events';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { QUEUE_KINDS } from '../domain/temporal-names';
 import { gleanerHome } from '../infra/gleaner-home';
 import { llmApiKeyFromEnv } from '../infra/llm-api-key';
 import { LOG_FILE } from '../infra/logger';
 import type { Runtime } from '../infra/runtime';
 import { CrawlIdTakenError, startCrawl } from '../infra/start-crawl';
+import { connectTemporal } from '../infra/temporal-connect';
 import { type FailureGroup, failuresByReason, formatFailures } from '../report/crawl-report';
 import { countFlaggedPages } from '../report/flagged-pages';
 import { countPagesByType } from '../report/pages-by-type';
@@ -99,7 +100,7 @@ export async function followCrawl(
   // is simply skipped, and no retry timer (which an abort does not clear) can fire on a closed channel.
   const progressConnection = json
     ? undefined
-    : await Connection.connect({ address: runtime.temporalAddress, interceptors: [] });
+    : await connectTemporal(runtime.temporalAddress, runtime.temporalConnectionOptions, { interceptors: [] });
   const progressClient = progressConnection
     ? new Client({ connection: progressConnection, namespace: runtime.namespace })
     : client;

@@ -10,6 +10,7 @@ const USER_FACING = new Set([
   'RuntimeError',
   'StoreLockedError',
   'TemporalBinaryNotFoundError',
+  'TemporalConfigError',
   'CrawlFailedError',
   'ManifestLinesFailedError',
   'InterruptedError',

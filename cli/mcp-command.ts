@@ -9,15 +9,20 @@
  * TEMPORAL_ADDRESS, else the Temporal of the running gleaner process whose store this reads.
  */
 import path from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { readLock, STORE_RELEASE_SIGNAL } from '../db/pglite-database';
 import { openStore } from '../infra/embedded-store';
 import { gleanerHome } from '../infra/gleaner-home';
 import { logger } from '../infra/logger';
+import { connectTemporal } from '../infra/temporal-connect';
+import {
+  type TemporalConnectionOptions,
+  temporalConnectionOptions,
+} from '../infra/temporal-connection-options';
 import { mcpContext } from '../mcp/context';
 import { ReopeningStore } from '../mcp/reopening-store';
 import { createMcpServer } from '../mcp/server';
+import { JsonRpcStdioServerTransport } from '../mcp/stdio-transport';
 import { assembleContext } from '../search/context';
 import { searchCorpus } from '../search/hybrid-search';
 import type { TextEmbedder } from '../search/text-embedder';
@@ -35,6 +40,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     throw new UsageError('--allow-host applies to crawls started through MCP: add --allow-crawl');
   // Checked before anything is opened, so a bad value leaves no store or model thread behind.
   const idleReleaseMs = idleReleaseMsFromEnv();
+  const temporalOptions = temporalConnectionOptions();
   const model = loadQueryModel();
   // The store is held between an agent's calls and let go when another gleaner process asks
   // (infra/store-handover.ts). Listened for before the lock says so: the signal's default ends the process.
@@ -59,7 +65,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
   if (releaseAsked) db.releaseSoon();
   const store = db;
   const embedder = (): Promise<TextEmbedder | undefined> => queryEmbedder(store, model);
-  const temporal = lazyTemporal();
+  const temporal = lazyTemporal(temporalOptions);
   const server = createMcpServer({
     db: store,
     search: async (params) =>
@@ -69,7 +75,7 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
     allowCrawl: options.allowCrawl ?? false,
     crawlAllowHosts: options.allowHost ?? [],
   });
-  const transport = new StdioServerTransport();
+  const transport = new JsonRpcStdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     // The client closing our stdin ends the session; a signal ends the process the same way.
@@ -87,8 +93,15 @@ export async function runMcpCommand(options: McpCommandOptions): Promise<void> {
   }
 }
 
-/** A Temporal client made on first use; a failed connection is not kept, so a later call retries. */
-function lazyTemporal(): { client: () => Promise<Client>; close(): Promise<void> } {
+/**
+ * A Temporal client made on first use; a failed connection is not kept, so a later call retries.
+ * `options` (TLS, API key) are TEMPORAL_ADDRESS's, empty without it: a running gleaner's Temporal
+ * is the embedded dev server, plain gRPC on loopback.
+ */
+function lazyTemporal(options: TemporalConnectionOptions): {
+  client: () => Promise<Client>;
+  close(): Promise<void>;
+} {
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
   const connect = async () => {
     const address = process.env.TEMPORAL_ADDRESS ?? runningGleanerTemporal();
@@ -97,7 +110,7 @@ function lazyTemporal(): { client: () => Promise<Client>; close(): Promise<void>
         'no Temporal: set TEMPORAL_ADDRESS, or run `gleaner dev` so this server can use its Temporal',
       );
     }
-    const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+    const connection = await connectTemporal(address, options, { connectTimeout: 2_000 });
     return {
       connection,
       client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }),

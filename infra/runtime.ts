@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
 import { PgDatabase } from '../db/pg-database';
@@ -20,6 +20,8 @@ import { logger } from './logger';
 import { registerMemorySource } from './memory-sampler';
 import { awaitStoreHolder, openWhenFree } from './store-handover';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
+import { connectTemporal } from './temporal-connect';
+import { type TemporalConnectionOptions, temporalConnectionOptions } from './temporal-connection-options';
 
 /** Workers running in this process: resolves `done` when they stop, rejects if one fails. */
 export interface RunningWorkers {
@@ -33,6 +35,8 @@ export interface RunningWorkers {
  */
 export type WorkerStarter = (options: {
   temporalAddress: string;
+  /** TLS and API key for TEMPORAL_ADDRESS's cluster; empty for the embedded dev server. */
+  temporalConnectionOptions: TemporalConnectionOptions;
   namespace: string;
   queues: readonly QueueKind[];
   db: Database;
@@ -52,6 +56,8 @@ export interface Runtime {
   db: Database;
   namespace: string;
   temporalAddress: string;
+  /** Spread beside `temporalAddress` into any further connection (TLS, API key; empty when embedded). */
+  temporalConnectionOptions: TemporalConnectionOptions;
   temporalUiUrl?: string;
   /** A postgres:// URL other processes (and psql) can use; it carries a password (redact it in logs). */
   databaseUrl?: string;
@@ -68,6 +74,9 @@ const ANALYZE_EVERY_MS = 10 * 60_000;
 export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const home = gleanerHome();
   const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+  // Checked before anything starts; empty without TEMPORAL_ADDRESS, so neither the embedded dev
+  // server nor a `gleaner dev` this process attaches to (both plain gRPC on loopback) gets them.
+  const connectionOptions = temporalConnectionOptions();
   const cleanups: Array<() => Promise<void>> = [];
   const close = async () => {
     for (const cleanup of cleanups.reverse())
@@ -164,9 +173,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     // The socket's URL is in the lock already, without its password (PgliteDatabase.open).
     if (db instanceof PgliteDatabase) db.updateLock({ temporalAddress, temporalUiUrl });
 
-    const connection = await Connection.connect({ address: temporalAddress }).catch((error: Error) => {
-      throw new RuntimeError(`cannot reach Temporal at ${temporalAddress}: ${error.message}`);
-    });
+    const connection = await connectTemporal(temporalAddress, connectionOptions);
     cleanups.push(() => connection.close());
     const client = new Client({ connection, namespace });
 
@@ -175,6 +182,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
     if (options.workers && options.workers.queues.length > 0 && !embedded.attached) {
       workers = await options.workers.start({
         temporalAddress,
+        temporalConnectionOptions: connectionOptions,
         namespace,
         queues: options.workers.queues,
         db,
@@ -190,6 +198,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       db,
       namespace,
       temporalAddress,
+      temporalConnectionOptions: connectionOptions,
       ...(temporalUiUrl ? { temporalUiUrl } : {}),
       ...(databaseUrl ? { databaseUrl } : {}),
       embedded,

@@ -57,11 +57,24 @@ export function spawnGleaner(
     'GLEANER_CLI_DIST',
   ])
     delete base[key];
+  // A shell set up for a TLS cluster or Temporal Cloud would otherwise turn TLS on against the
+  // tests' plaintext dev servers.
+  for (const key of Object.keys(base))
+    if (key === 'TEMPORAL_API_KEY' || key.startsWith('TEMPORAL_TLS')) delete base[key];
   const merged: Record<string, string> = {};
   for (const [key, value] of Object.entries({ ...base, GLEANER_LOG_LEVEL: 'warn', ...env })) {
     if (value !== undefined) merged[key] = value;
   }
   return spawn(process.execPath, [bin, ...args], { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * `gleaner crawl <url> … --json` as the tests run it against their own site on 127.0.0.1: loopback
+ * allowed (the SSRF guard refuses it otherwise), no gap between requests (the site is the test's,
+ * and a second a page only slows the test), and the summary as JSON. `extra` goes before `--json`.
+ */
+export function crawlArgs(url: string, extra: string[] = []): string[] {
+  return ['crawl', url, '--allow-host', '127.0.0.1', '--delay-ms', '0', ...extra, '--json'];
 }
 
 /** User-facing errors are one line with no stack trace. */

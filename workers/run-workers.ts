@@ -26,6 +26,7 @@ import {
 import { closeSharedEmbedderThread, sharedEmbedderThread } from '../embed/embedder-thread';
 import { logger } from '../infra/logger';
 import { startMemorySampler } from '../infra/memory-sampler';
+import type { TemporalConnectionOptions } from '../infra/temporal-connection-options';
 import { limitHeapGrowth } from './heap-growth';
 import { workflowBundle } from './workflow-bundle';
 
@@ -85,6 +86,8 @@ export function installTemporalRuntime(): void {
 
 export interface StartWorkersOptions {
   temporalAddress: string;
+  /** TLS and API key for TEMPORAL_ADDRESS's cluster (infra/temporal-connection-options). @default none: plaintext */
+  temporalConnectionOptions?: TemporalConnectionOptions;
   namespace: string;
   queues: readonly QueueKind[];
   db: Database;
@@ -107,7 +110,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   if (options.db.kind === 'pglite' && options.queues.includes('page')) reserveCoreForMainThread();
   if (options.queues.includes('fetch')) warmFetchedHtmlPool();
   if (options.queues.includes('page')) warmPageAnalysisPool();
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const connection = await NativeConnection.connect({
+    address: options.temporalAddress,
+    ...options.temporalConnectionOptions,
+  });
   // The browser pool's pages match the render worker's slots, so no render ever waits for a page.
   configureRenderPool({ maxPages: activitySlots('render', options) });
   const activities = createActivities({ db: options.db });

@@ -5,14 +5,20 @@
  * and the Host and Origin rules of every state-changing route — because with
  * GLEANER_MCP_ALLOW_CRAWL its tools start crawls. `GET` and `DELETE /mcp` (server-sent streams and
  * session ends) mean nothing without sessions: 405.
+ *
+ * A body that is not JSON, or not a JSON-RPC message, is answered here in JSON-RPC's words
+ * (-32700, -32600; mcp/json-rpc-errors.ts), as `gleaner mcp` answers it on stdio: Fastify parses the
+ * body before the SDK sees it, so left alone a malformed one got the API's own 400 body, which an
+ * MCP client cannot read, and the SDK calls JSON that is no JSON-RPC message a parse error.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Client } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
 import { mcpContext } from '../../mcp/context';
+import { invalidRequestReply, type JsonRpcErrorReply, parseErrorReply } from '../../mcp/json-rpc-errors';
 import { createMcpServer } from '../../mcp/server';
-import { ApiError } from '../errors';
+import { ApiError, errorSchema } from '../errors';
 import type { SearchFunction } from '../search-service';
 import { route } from './route-options';
 
@@ -24,6 +30,24 @@ export interface McpRouteDeps {
   allowCrawl?: boolean;
 }
 
+/** Fastify's refusals of a JSON body it could not parse: to the client, a JSON-RPC Parse error. */
+const UNPARSED_BODY = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+
+const jsonRpcErrorSchema = {
+  type: 'object',
+  description: 'a JSON-RPC 2.0 error reply',
+  required: ['jsonrpc', 'id', 'error'],
+  properties: {
+    jsonrpc: { type: 'string', enum: ['2.0'] },
+    id: { description: "the request's id, or null when it could not be read" },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
+    },
+  },
+} as const;
+
 export function allowCrawlFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return ['1', 'true', 'yes'].includes(env.GLEANER_MCP_ALLOW_CRAWL?.trim().toLowerCase() ?? '');
 }
@@ -34,14 +58,26 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
 
   app.post(
     '/mcp',
-    route({
-      access: 'control',
-      summary:
-        'MCP (Model Context Protocol) over streamable HTTP: search, fetch_page, get_context, list_sources, crawl_status',
-      tags: ['search'],
-      errors: [400, 406, 415],
-    }),
+    {
+      ...route({
+        access: 'control',
+        summary:
+          'MCP (Model Context Protocol) over streamable HTTP: search, fetch_page, get_context, list_sources, crawl_status',
+        tags: ['search'],
+        errors: [400, 406, 415],
+        // The API's own refusals (a bad Content-Length) keep the API's error body.
+        response: { 400: { anyOf: [jsonRpcErrorSchema, errorSchema] } },
+      }),
+      errorHandler: (error: FastifyError, _request, reply) => {
+        if (error.code && UNPARSED_BODY.has(error.code))
+          return reply.code(400).send(parseErrorReply(error.message));
+        // Thrown on to the API's error handler (api/errors.ts), which answers everything else.
+        throw error;
+      },
+    },
     async (request, reply) => {
+      const invalid = invalidRequest(request.body);
+      if (invalid) return reply.code(400).send(invalid);
       const server = createMcpServer({
         db: deps.db,
         search: async (params) => {
@@ -83,4 +119,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       },
     });
   }
+}
+
+/** The -32600 reply a body deserves; a batch with a bad member is refused whole, id null. */
+function invalidRequest(body: unknown): JsonRpcErrorReply | undefined {
+  if (!Array.isArray(body)) return invalidRequestReply(body);
+  const refused = body.map((message) => invalidRequestReply(message)).find((reply) => reply !== undefined);
+  return refused && { ...refused, id: null };
 }

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addGeneratedPages } from '../../testbed/generated-site';
-import { lastLine, runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
+import { crawlArgs, lastLine, runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
 import { type SignedReceiver, startSignedReceiver } from '../../testbed/signed-receiver';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 
@@ -73,20 +73,7 @@ describe('commands attached to a running gleaner dev', () => {
 
   it("crawl --notify needs no secret here: dev's workers sign and deliver", async () => {
     const result = await runGleaner(
-      [
-        'crawl',
-        site.url,
-        '--allow-host',
-        '127.0.0.1',
-        '--delay-ms',
-        '0',
-        '--notify',
-        receiverUrl,
-        '--crawl-id',
-        'attached-hooks',
-        '--wait',
-        '--json',
-      ],
+      crawlArgs(site.url, ['--notify', receiverUrl, '--crawl-id', 'attached-hooks', '--wait']),
       { GLEANER_HOME: home },
       180_000,
     );

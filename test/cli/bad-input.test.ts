@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/free-port';
 import { addGeneratedPages } from '../../testbed/generated-site';
-import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { crawlArgs, lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 import { startTestStack, type TestStack } from '../../testbed/stack';
 
@@ -97,15 +97,7 @@ describe('bad input on the command line', () => {
   it('an unreachable seed fails the crawl with the reason', async () => {
     const port = await freePort();
     const result = await runGleaner(
-      [
-        'crawl',
-        `http://127.0.0.1:${port}/`,
-        '--allow-host',
-        '127.0.0.1',
-        '--wait',
-        '--json',
-        '--no-local-workers',
-      ],
+      crawlArgs(`http://127.0.0.1:${port}/`, ['--wait', '--no-local-workers']),
       env,
     );
     expect(result.code).toBe(1);
@@ -117,17 +109,7 @@ describe('bad input on the command line', () => {
 
   it('a seed that is not HTML fails the crawl with the content type when only HTML is asked for', async () => {
     const result = await runGleaner(
-      [
-        'crawl',
-        `${site.origin}/report`,
-        '--content-types',
-        'html',
-        '--allow-host',
-        '127.0.0.1',
-        '--wait',
-        '--json',
-        '--no-local-workers',
-      ],
+      crawlArgs(`${site.origin}/report`, ['--content-types', 'html', '--wait', '--no-local-workers']),
       env,
     );
     expect(result.code).toBe(1);
@@ -138,15 +120,7 @@ describe('bad input on the command line', () => {
 
   it('a PDF seed is a document: a broken one is named with its reason and the crawl completes', async () => {
     const result = await runGleaner(
-      [
-        'crawl',
-        `${site.origin}/report`,
-        '--allow-host',
-        '127.0.0.1',
-        '--wait',
-        '--json',
-        '--no-local-workers',
-      ],
+      crawlArgs(`${site.origin}/report`, ['--wait', '--no-local-workers']),
       env,
     );
     expect(result.code, result.stderr).toBe(0);
@@ -185,20 +159,7 @@ describe('bad input on the command line', () => {
   });
 
   it('the state is intact afterwards: a good crawl still runs', async () => {
-    const result = await runGleaner(
-      [
-        'crawl',
-        site.url,
-        '--allow-host',
-        '127.0.0.1',
-        '--delay-ms',
-        '0',
-        '--wait',
-        '--json',
-        '--no-local-workers',
-      ],
-      env,
-    );
+    const result = await runGleaner(crawlArgs(site.url, ['--wait', '--no-local-workers']), env);
     expect(result.code, result.stderr).toBe(0);
     // The three pages, and /report: stored by the PDF test above, so a known page this crawl revisits.
     expect(JSON.parse(result.stdout)).toMatchObject({

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addGeneratedPages } from '../../testbed/generated-site';
-import { lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { crawlArgs, lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { type SignedReceiver, startSignedReceiver } from '../../testbed/signed-receiver';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 
@@ -62,19 +62,7 @@ describe('gleaner crawl --notify', () => {
 
   it('delivers signed events on the embedded default before the command exits', async () => {
     const result = await runGleaner(
-      [
-        'crawl',
-        site.url,
-        '--allow-host',
-        '127.0.0.1',
-        '--delay-ms',
-        '0',
-        '--notify',
-        receiverUrl,
-        '--crawl-id',
-        'cli-hooks',
-        '--json',
-      ],
+      crawlArgs(site.url, ['--notify', receiverUrl, '--crawl-id', 'cli-hooks']),
       { GLEANER_HOME: home, GLEANER_WEBHOOK_SECRET: SECRET },
     );
     expect(result.code, result.stderr).toBe(0);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawlWorkflowId, TASK_QUEUES, WORKFLOW_TYPES } from '../../domain/temporal-names';
 import { findTemporalBinary } from '../../infra/temporal-cli';
 import { addGeneratedPages } from '../../testbed/generated-site';
-import { runGleaner } from '../../testbed/gleaner-process';
+import { crawlArgs, runGleaner } from '../../testbed/gleaner-process';
 import { type SiteServer, serveSite } from '../../testbed/site-server';
 import { startTestStack, type TestStack } from '../../testbed/stack';
 import type { CrawlProgress, CrawlSummary } from '../../workflows/messages';
@@ -67,19 +67,7 @@ describe('starting a crawl from the Temporal CLI', () => {
     expect(progress.origins.map((origin) => origin.origin)).toEqual([site.origin]);
 
     const viaGleaner = await runGleaner(
-      [
-        'crawl',
-        site.url,
-        '--allow-host',
-        '127.0.0.1',
-        '--delay-ms',
-        '0',
-        '--crawl-id',
-        'from-gleaner',
-        '--wait',
-        '--json',
-        '--no-local-workers',
-      ],
+      crawlArgs(site.url, ['--crawl-id', 'from-gleaner', '--wait', '--no-local-workers']),
       { TEMPORAL_ADDRESS: stack.temporal.address, DATABASE_URL: stack.postgres.url },
     );
     expect(viaGleaner.code).toBe(0);

@@ -129,6 +129,40 @@ describe('the API rules around /mcp', () => {
     expect(body.result.serverInfo.name).toBe('gleaner');
   });
 
+  it('answers a malformed body with a JSON-RPC Parse error (-32700) and 400, as stdio does', async () => {
+    for (const body of ['{"jsonrpc": "2.0", "id": 1, "method": ', '']) {
+      const response = await fetch(`${api.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      const reply = (await response.json()) as {
+        jsonrpc: string;
+        id: unknown;
+        error: { code: number; message: string };
+      };
+      expect(reply).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+      expect(reply.error.message).toMatch(/^Parse error/);
+    }
+  });
+
+  it('answers JSON that is no JSON-RPC message with Invalid Request (-32600) and its id', async () => {
+    const response = await post({ hello: 'not JSON-RPC', id: 7 }, { authorization: `Bearer ${TOKEN}` });
+    expect(response.status).toBe(400);
+    const reply = (await response.json()) as {
+      jsonrpc: string;
+      id: unknown;
+      error: { code: number; message: string };
+    };
+    expect(reply).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
+    expect(reply.error.message).toMatch(/^Invalid Request/);
+  });
+
   it('answers GET and DELETE /mcp with 405: there is no session stream', async () => {
     const response = await fetch(`${api.url}/mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(405);

@@ -4,6 +4,7 @@
  * corpus, driven by the SDK's own Client and StdioClientTransport. The client parses every stdout
  * line as a protocol message, so a log line on stdout would fail these tests.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,12 +15,19 @@ import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
 import { loadDefaultEmbedder } from '../../embed/embedder';
 import { addGeneratedPages } from '../../testbed/generated-site';
-import { GLEANER_BIN, lastLine, runGleaner } from '../../testbed/gleaner-process';
+import { crawlArgs, GLEANER_BIN, lastLine, runGleaner } from '../../testbed/gleaner-process';
 import { serveSite } from '../../testbed/site-server';
 import { call, defineToolChecks, READ_TOOLS, textOf } from './mcp-checks';
 import { BAYES_URL, loadMcpCorpus } from './mcp-corpus';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 let home: string;
 
@@ -56,6 +64,59 @@ async function connect(
   const client = new Client({ name: 'gleaner-test', version: '1.0.0' });
   await client.connect(transport);
   return { client, stderr: () => stderr };
+}
+
+interface RawReply {
+  jsonrpc: string;
+  id: string | number | null;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+/**
+ * `gleaner mcp` driven line by line, as a client with a bug would drive it: the SDK's client never
+ * writes a malformed line, so these tests write stdin themselves and read every stdout line.
+ */
+function rawMcp(): {
+  send(line: string): void;
+  reply(id: number): Promise<RawReply>;
+  replies: RawReply[];
+  close(): Promise<void>;
+} {
+  const child = spawn(process.execPath, [GLEANER_BIN, 'mcp'], { env: mcpEnv(), stdio: 'pipe' });
+  const replies: RawReply[] = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) replies.push(JSON.parse(line) as RawReply);
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    send: (line) => child.stdin.write(`${line}\n`),
+    replies,
+    reply: async (id) => {
+      await vi.waitFor(
+        () => {
+          const found = replies.find((reply) => reply.id === id);
+          if (!found) throw new Error(`no reply to request ${id} yet; stderr: ${stderr.slice(-2000)}`);
+        },
+        { timeout: 60_000, interval: 50 },
+      );
+      return replies.find((reply) => reply.id === id) as RawReply;
+    },
+    close: async () => {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
 }
 
 beforeAll(async () => {
@@ -187,10 +248,7 @@ describe('gleaner mcp holding the store while other commands need it', () => {
       const site = await serveSite(undefined);
       try {
         addGeneratedPages(site, 2);
-        const crawl = await runGleaner(
-          ['crawl', site.url, '--allow-host', '127.0.0.1', '--delay-ms', '0', '--max-pages', '2', '--json'],
-          { GLEANER_HOME: home },
-        );
+        const crawl = await runGleaner(crawlArgs(site.url, ['--max-pages', '2']), { GLEANER_HOME: home });
         expect(crawl.code, crawl.stderr).toBe(0);
         expect(JSON.parse(lastLine(crawl.stdout)).pagesFetched).toBe(2);
       } finally {
@@ -205,6 +263,35 @@ describe('gleaner mcp holding the store while other commands need it', () => {
 });
 
 describe('gleaner mcp on bad input', () => {
+  it('answers a malformed line with -32700 and a non-JSON-RPC one with -32600, then reads on', async () => {
+    const mcp = rawMcp();
+    try {
+      mcp.send('{"jsonrpc": "2.0", "id": 1, "method": "initialize", ');
+      mcp.send('{"hello": "not JSON-RPC", "id": 7}');
+      mcp.send('["neither", "is", "this"]');
+      mcp.send(JSON.stringify(INITIALIZE));
+      const initialized = await mcp.reply(1);
+      expect((initialized.result?.serverInfo as { name?: string } | undefined)?.name).toBe('gleaner');
+      // Answered before the initialize: each bad line is answered as it is read, nothing queues behind it.
+      const [parse, invalid, invalidArray] = mcp.replies;
+      expect(parse).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+      expect(parse?.error?.message).toMatch(/^Parse error/);
+      expect(invalid).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
+      expect(invalid?.error?.message).toMatch(/^Invalid Request/);
+      expect(invalidArray).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+
+      mcp.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      mcp.send('not json at all');
+      mcp.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+      const listed = await mcp.reply(2);
+      const tools = (listed.result?.tools ?? []) as Array<{ name: string }>;
+      expect(tools.map((t) => t.name).sort()).toEqual(READ_TOOLS);
+      expect(mcp.replies.filter((reply) => reply.error?.code === -32700)).toHaveLength(2);
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('refuses an unknown flag with a one-line usage error and exit 2', async () => {
     const result = await runGleaner(['mcp', '--allow-crawls'], { GLEANER_HOME: home });
     expect(result.code).toBe(2);
