@@ -27,7 +27,7 @@ import type { FetchedDocument } from './fetched-document';
 import type { FetchedHtml } from './fetched-html';
 import { type OwnedClaim, spillBeyondRoom } from './frontier-spill';
 import { withHeartbeat } from './heartbeat';
-import { admitResponseKind, mediaTypesFor, responseKindOf } from './http/fetch-options';
+import { acceptResponseFor, admitResponseKind, responseKindOf } from './http/fetch-options';
 import { fetchPage } from './http/fetch-page';
 import type { FetchPageResult } from './http/fetch-result';
 import {
@@ -149,7 +149,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       let response: FetchPageResult;
       try {
         response = await fetchPage(input.url, {
-          allowedContentTypes: mediaTypesFor(contentTypes),
+          acceptResponse: acceptResponseFor(contentTypes),
           userAgent: input.spec.userAgent,
           allowHosts: input.spec.allowHosts,
           maxBodyBytes: input.spec.maxBodyBytes,

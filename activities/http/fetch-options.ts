@@ -1,6 +1,7 @@
 import type { ContentTypeName } from '../../domain/crawl-spec.ts';
+import { type SniffedDocumentType, sniffDocumentType } from '../../domain/document-sniff.ts';
 import { looksBinary } from '../../extract/binary-content.ts';
-import { DOCUMENT_MEDIA_TYPES, documentTypeOf } from '../../extract/documents/document-type.ts';
+import { DOCX_MIME, documentTypeOf } from '../../extract/documents/document-type.ts';
 import { InvalidFetchOptionsError } from './errors.ts';
 import type { FetchPageResult } from './fetch-result.ts';
 import type { OriginConnections } from './origin-connections.ts';
@@ -29,6 +30,13 @@ export interface FetchPageOptions {
   truncateBody?: boolean;
   /** Media types accepted for a 2xx body; `type/*` and `*\/*` wildcards allowed. @default ['text/html', 'application/xhtml+xml'] */
   allowedContentTypes?: readonly string[];
+  /**
+   * Decides instead of `allowedContentTypes` whether a 2xx body is read, from its media type
+   * (parameters dropped; undefined when missing or malformed) and the URL that answered: `false`
+   * makes the response `unsupported-content-type` before a byte of its body is read. For a choice
+   * the media type alone cannot make (a `.md` file served as `text/plain` or octet-stream).
+   */
+  acceptResponse?: (mediaType: string | undefined, finalUrl: string) => boolean;
   /** Sent as `If-None-Match` (on every hop). */
   ifNoneMatch?: string;
   /** Sent as `If-Modified-Since` (on every hop). */
@@ -59,11 +67,18 @@ export type ResolvedFetchOptions = Required<
     | 'resolve'
     | 'connections'
     | 'beforeRedirect'
+    | 'acceptResponse'
   >
 > &
   Pick<
     FetchPageOptions,
-    'ifNoneMatch' | 'ifModifiedSince' | 'signal' | 'resolve' | 'connections' | 'beforeRedirect'
+    | 'ifNoneMatch'
+    | 'ifModifiedSince'
+    | 'signal'
+    | 'resolve'
+    | 'connections'
+    | 'beforeRedirect'
+    | 'acceptResponse'
   > & {
     extraHeaders: Readonly<Record<string, string>>;
   };
@@ -170,19 +185,37 @@ export function mediaTypeOf(header: string | undefined): string | undefined {
 }
 
 const HTML_MEDIA_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml'];
+/** Media types that say only "bytes": what such a body is comes from its URL, or else its first bytes. */
+const GENERIC_MEDIA_TYPES = new Set(['application/octet-stream', 'binary/octet-stream']);
+/** The media type a body sniffed as a document is stored under, so every later reader takes it as one. */
+const SNIFFED_MEDIA_TYPES: Readonly<Record<SniffedDocumentType, string>> = {
+  pdf: 'application/pdf',
+  docx: DOCX_MIME,
+};
+
+/** True for a media type that names no format: octet-stream, or none at all (missing or malformed). */
+function isGenericMediaType(mediaType: string | undefined): boolean {
+  const type = mediaTypeOf(mediaType);
+  return type === undefined || GENERIC_MEDIA_TYPES.has(type);
+}
 
 /**
- * The media types a crawl with these `contentTypes` asks `fetchPage` to accept. A generic type some
- * servers send for files (`application/octet-stream`, and `text/plain` for `.md`) is accepted for the
- * document types it may carry; {@link responseKindOf} then decides by the URL, and a response of a
- * kind the crawl did not ask for is refused after all (`admitResponseKind`).
+ * `fetchPage`'s `acceptResponse` for a crawl with these `contentTypes`: a response is read when its
+ * media type and URL make it a kind the crawl asked for ({@link responseKindOf}), so a `.md` served
+ * as text/plain or octet-stream to a crawl of HTML and PDFs is refused on its headers, its body never
+ * downloaded. A generic type at a URL that says nothing (`/download?id=3`) can only be told by its
+ * bytes: it is read, within the body cap, when the crawl asks for a type with a signature (PDF,
+ * DOCX), and judged by {@link admitResponseKind} once it is in.
  */
-export function mediaTypesFor(contentTypes: readonly ContentTypeName[]): string[] {
-  const types = new Set<string>();
-  for (const name of contentTypes) {
-    for (const type of name === 'html' ? HTML_MEDIA_TYPES : DOCUMENT_MEDIA_TYPES[name]) types.add(type);
-  }
-  return [...types];
+export function acceptResponseFor(
+  contentTypes: readonly ContentTypeName[],
+): (mediaType: string | undefined, finalUrl: string) => boolean {
+  const sniffable = contentTypes.some((name) => Object.hasOwn(SNIFFED_MEDIA_TYPES, name));
+  return (mediaType, finalUrl) => {
+    const kind = responseKindOf(mediaType, finalUrl);
+    if (kind !== undefined) return contentTypes.includes(kind);
+    return sniffable && isGenericMediaType(mediaType);
+  };
 }
 
 /** What a response is, by its media type and URL: 'html', a document type, or undefined (neither). */
@@ -194,25 +227,38 @@ export function responseKindOf(mediaType: string | undefined, url: string): Cont
 
 /**
  * A fetched response as the crawl takes it: one of a kind the crawl did not ask for (a `.txt` served
- * as text/plain when only Markdown is wanted, an octet-stream that is no document by its URL) becomes
- * `unsupported-content-type`, as if `fetchPage` had refused it; so does binary data served as HTML
- * (marked `binary`), which is no page whatever its label says. A PDF or DOCX cut at `--max-body-bytes`
- * becomes `too-large`: unlike HTML or text, half a binary document cannot be read at all.
+ * as text/plain when only Markdown is wanted, an octet-stream that is no document by its URL or its
+ * bytes) becomes `unsupported-content-type`, as if `fetchPage` had refused it; so does binary data
+ * served as HTML (marked `binary`), which is no page whatever its label says. A generic type at a URL
+ * that says nothing is taken by its bytes (`%PDF-`, a ZIP holding `word/document.xml`) and kept under
+ * that document's media type. A PDF or DOCX cut at `--max-body-bytes` becomes `too-large`: unlike
+ * HTML or text, half a binary document cannot be read at all.
  */
 export function admitResponseKind(
-  fetched: FetchPageResult,
+  response: FetchPageResult,
   contentTypes: readonly ContentTypeName[],
   maxBodyBytes: number,
 ): FetchPageResult {
-  if (fetched.kind !== 'ok') return fetched;
-  const { requestedUrl, finalUrl, redirects, status, headers, timings, bytes, wireBytes } = fetched;
+  if (response.kind !== 'ok') return response;
+  const { requestedUrl, finalUrl, redirects, status, headers, timings, bytes, wireBytes } = response;
   const base = { requestedUrl, finalUrl, redirects, status, headers, timings, bytes, wireBytes };
-  const kind = responseKindOf(fetched.contentType, finalUrl);
+  let fetched = response;
+  let kind = responseKindOf(fetched.contentType, finalUrl);
+  const sniffed =
+    kind === undefined && isGenericMediaType(fetched.contentType)
+      ? sniffDocumentType(fetched.body)
+      : undefined;
+  if (sniffed !== undefined) {
+    kind = sniffed;
+    // Stored under the sniffed type, the page is read as that document again on the page path
+    // (which goes by `pages.content_type` and the URL, and would find neither saying so).
+    fetched = { ...fetched, contentType: SNIFFED_MEDIA_TYPES[sniffed] };
+  }
   if (kind === undefined || !contentTypes.includes(kind)) {
     return {
       kind: 'unsupported-content-type',
       ...base,
-      ...(fetched.contentType ? { contentType: fetched.contentType } : {}),
+      ...(response.contentType ? { contentType: response.contentType } : {}),
     };
   }
   // Checked here, before the page is stored, so it never reaches extraction, chunks or search.

@@ -177,7 +177,7 @@ async function fetchHop(
   }
 }
 
-/** Turns a response into a redirect to follow or a final result; reads the body only for an allowed 2xx. */
+/** Turns a response into a redirect to follow or a final result; reads the body only for an accepted 2xx. */
 async function classify(
   response: Dispatcher.ResponseData,
   current: string,
@@ -200,7 +200,11 @@ async function classify(
   }
 
   const contentType = mediaTypeOf(headers['content-type']);
-  if (!isAllowedContentType(headers['content-type'], opts.allowedContentTypes)) {
+  const accepted = opts.acceptResponse
+    ? opts.acceptResponse(contentType, current)
+    : isAllowedContentType(headers['content-type'], opts.allowedContentTypes);
+  // Refused here, on the headers: the body is never read, and fetchHop drops it with its connection.
+  if (!accepted) {
     const type = contentType ? { contentType } : {};
     return result({ kind: 'unsupported-content-type', status, ...type, ...base(chain, current, extra) });
   }

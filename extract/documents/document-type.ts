@@ -15,7 +15,7 @@ const MARKDOWN_PATH = /\.(?:md|markdown|mdown|mkd)$/i;
  * The converter for a response, from its Content-Type (parameters ignored) and URL; undefined for
  * HTML (its own pipeline) and for types no converter reads. A `.md` URL served as `text/plain` is
  * Markdown (GitHub raw files and most static servers do this); a `.pdf` or `.docx` URL served as
- * `application/octet-stream` is taken by its extension.
+ * `application/octet-stream` (S3's `binary/octet-stream`, or no type) is taken by its extension.
  */
 export function documentTypeOf(contentType: string | undefined, url: string): DocumentType | undefined {
   const mime = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
@@ -29,21 +29,10 @@ export function documentTypeOf(contentType: string | undefined, url: string): Do
   if (mime === DOCX_MIME) return 'docx';
   if (MARKDOWN_MIMES.has(mime)) return 'markdown';
   if (mime === 'text/plain') return MARKDOWN_PATH.test(pathname) ? 'markdown' : 'text';
-  if (mime === 'application/octet-stream' || mime === '') {
+  if (mime === 'application/octet-stream' || mime === 'binary/octet-stream' || mime === '') {
     if (/\.pdf$/i.test(pathname)) return 'pdf';
     if (/\.docx$/i.test(pathname)) return 'docx';
     if (MARKDOWN_PATH.test(pathname)) return 'markdown';
   }
   return undefined;
 }
-
-/**
- * Media types a fetch accepts for each document type. `application/octet-stream` (and text/plain for
- * Markdown) only by the URL's extension, which {@link documentTypeOf} checks once the response is in.
- */
-export const DOCUMENT_MEDIA_TYPES: Readonly<Record<DocumentType, readonly string[]>> = Object.freeze({
-  pdf: [...PDF_MIMES, 'application/octet-stream'],
-  markdown: [...MARKDOWN_MIMES, 'text/plain', 'application/octet-stream'],
-  text: ['text/plain'],
-  docx: [DOCX_MIME, 'application/octet-stream'],
-});

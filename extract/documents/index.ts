@@ -10,7 +10,7 @@ import { convertPdf } from './pdf';
 import { convertText } from './text';
 import { type ConvertOptions, type DocumentResult, type DocumentType, failure } from './types';
 
-export { DOCUMENT_MEDIA_TYPES, documentTypeOf } from './document-type';
+export { documentTypeOf } from './document-type';
 export { pagesOfLines } from './page-numbers';
 export {
   type ConvertedDocument,

@@ -232,6 +232,59 @@ describe('fetchPage: responses', () => {
     expect(r.contentType).toBe('');
     expect((await fetchPage(`${server.origin}/zstd`, anyType)).kind).toBe('unsupported-content-type');
   });
+
+  it('lets acceptResponse refuse on the headers of the final URL, and drops the unread body', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const chunks = 200;
+    let flushedBytes = 0;
+    let closed: (() => void) | undefined;
+    const closedAt = new Promise<number>((resolve) => {
+      closed = () => resolve(performance.now());
+    });
+    const server = await startServer((req, res) => {
+      if (req.url === '/old') {
+        res.writeHead(301, { location: '/notes.md' }).end();
+        return;
+      }
+      // 12.5 MiB over ~5 s, each chunk sent once the last reached the socket: what was flushed is counted.
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (res.writableNeedDrain) return;
+        res.write(chunk, () => {
+          flushedBytes += chunk.length;
+        });
+        if (++sent === chunks) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 25);
+      res.on('close', () => {
+        clearInterval(timer);
+        closed?.();
+      });
+    });
+    const asked: Array<[string | undefined, string]> = [];
+    const started = performance.now();
+    const r = expectKind(
+      await fetchPage(
+        `${server.origin}/old`,
+        allowLoopback({
+          allowedContentTypes: ['text/*'],
+          acceptResponse: (mediaType, finalUrl) => {
+            asked.push([mediaType, finalUrl]);
+            return false;
+          },
+        }),
+      ),
+      'unsupported-content-type',
+    );
+    expect(r).toMatchObject({ status: 200, contentType: 'text/plain', bytes: 0, wireBytes: 0 });
+    expect(asked).toEqual([['text/plain', `${server.origin}/notes.md`]]);
+    // The server sees the connection closed at once, long before its body would have been sent.
+    expect((await closedAt) - started).toBeLessThan(2_000);
+    expect(flushedBytes).toBeLessThan(chunk.length * chunks * 0.2);
+  });
 });
 
 describe('fetchPage: redirects', () => {

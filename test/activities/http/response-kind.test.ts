@@ -1,13 +1,24 @@
 /**
- * Which responses a crawl takes by its `contentTypes`: the media types asked of fetchPage, what a
- * response is by its type and URL, and the ones refused after all (a kind not asked for, a binary
- * document cut at the body cap).
+ * Which responses a crawl takes by its `contentTypes`: the ones fetchPage reads on their headers,
+ * what a response is by its type and URL (or, for octet-stream at a URL that says nothing, by its
+ * bytes), and the ones refused after all (a kind not asked for, a binary document cut at the body cap).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { admitResponseKind, mediaTypesFor, responseKindOf } from '../../../activities/http/fetch-options';
+import { acceptResponseFor, admitResponseKind, responseKindOf } from '../../../activities/http/fetch-options';
 import type { FetchPageResult } from '../../../activities/http/fetch-result';
+import { DOCX_MIME } from '../../../extract/documents/document-type';
 
-function ok(contentType: string, url: string, truncated = false, text = 'x'): FetchPageResult {
+const FIXTURES = path.join(import.meta.dirname, '../../fixtures/documents');
+
+function ok(
+  contentType: string,
+  url: string,
+  truncated = false,
+  text = 'x',
+  body: Buffer = Buffer.from(text),
+): FetchPageResult {
   return {
     kind: 'ok',
     requestedUrl: url,
@@ -18,7 +29,7 @@ function ok(contentType: string, url: string, truncated = false, text = 'x'): Fe
     timings: { startedAtMs: 0, totalMs: 1 },
     bytes: 10,
     wireBytes: 10,
-    body: Buffer.from(text),
+    body,
     text,
     charset: 'utf-8',
     contentType,
@@ -27,12 +38,28 @@ function ok(contentType: string, url: string, truncated = false, text = 'x'): Fe
 }
 
 describe('response kinds and the crawl content types', () => {
-  it('asks fetchPage for the media types of the kinds named', () => {
-    expect(mediaTypesFor(['html'])).toEqual(['text/html', 'application/xhtml+xml']);
-    expect(mediaTypesFor(['html', 'pdf'])).toEqual(
-      expect.arrayContaining(['text/html', 'application/pdf', 'application/octet-stream']),
-    );
-    expect(mediaTypesFor(['text'])).toEqual(['text/plain']);
+  it('has fetchPage read, on the headers, only a kind asked for or bytes that may be one', () => {
+    const htmlAndPdf = acceptResponseFor(['html', 'pdf']);
+    expect(htmlAndPdf('text/html', 'https://h.org/a')).toBe(true);
+    expect(htmlAndPdf('application/pdf', 'https://h.org/a')).toBe(true);
+    expect(htmlAndPdf('application/octet-stream', 'https://h.org/r.pdf')).toBe(true);
+    // The URL says Markdown, whatever generic type carries it: refused before the body is read.
+    expect(htmlAndPdf('text/plain', 'https://h.org/README.md')).toBe(false);
+    expect(htmlAndPdf('application/octet-stream', 'https://h.org/README.md')).toBe(false);
+    expect(htmlAndPdf('text/plain', 'https://h.org/notes')).toBe(false);
+    // Nothing to go by but the bytes: read, to be sniffed.
+    expect(htmlAndPdf('application/octet-stream', 'https://h.org/download?id=3')).toBe(true);
+    expect(htmlAndPdf('binary/octet-stream', 'https://h.org/download?id=3')).toBe(true);
+    expect(htmlAndPdf(undefined, 'https://h.org/download?id=3')).toBe(true);
+    expect(htmlAndPdf('image/png', 'https://h.org/download?id=3')).toBe(false);
+
+    // No type the crawl asks for has a signature: generic bytes are refused on the headers too.
+    const htmlAndMarkdown = acceptResponseFor(['html', 'markdown']);
+    expect(htmlAndMarkdown('text/plain', 'https://h.org/README.md')).toBe(true);
+    expect(htmlAndMarkdown('text/plain', 'https://h.org/notes.txt')).toBe(false);
+    expect(htmlAndMarkdown('application/octet-stream', 'https://h.org/download?id=3')).toBe(false);
+    expect(htmlAndMarkdown(undefined, 'https://h.org/page')).toBe(false);
+    expect(acceptResponseFor(['html'])('application/pdf', 'https://h.org/r.pdf')).toBe(false);
   });
 
   it('tells a response by its type, and by its URL for text/plain and octet-stream', () => {
@@ -42,6 +69,7 @@ describe('response kinds and the crawl content types', () => {
     expect(responseKindOf('text/plain', 'https://h.org/notes.txt')).toBe('text');
     expect(responseKindOf('application/octet-stream', 'https://h.org/r.pdf')).toBe('pdf');
     expect(responseKindOf('application/octet-stream', 'https://h.org/blob')).toBeUndefined();
+    expect(responseKindOf('binary/octet-stream', 'https://h.org/r.md')).toBe('markdown');
   });
 
   it('refuses a kind the crawl did not ask for, and a PDF cut at the body cap', () => {
@@ -72,5 +100,40 @@ describe('response kinds and the crawl content types', () => {
     expect(admitResponseKind(ok('text/html', 'https://h.org/b.html', false, page), ['html'], 1e6).kind).toBe(
       'ok',
     );
+  });
+
+  it('takes octet-stream at a URL that says nothing by its bytes, under the sniffed media type', () => {
+    const pdf = readFileSync(path.join(FIXTURES, 'field-guide.pdf'));
+    const docx = readFileSync(path.join(FIXTURES, 'greenhouse-handbook.docx'));
+    const url = 'https://h.org/download?id=3';
+    const asBytes = (type: string, body: Buffer, truncated = false) => ok(type, url, truncated, '', body);
+    for (const type of ['application/octet-stream', 'binary/octet-stream', '']) {
+      const admitted = admitResponseKind(asBytes(type, pdf), ['html', 'pdf'], 1e6);
+      expect(admitted).toMatchObject({ kind: 'ok', contentType: 'application/pdf' });
+      expect(admitted.kind === 'ok' && admitted.body === pdf).toBe(true);
+    }
+    expect(admitResponseKind(asBytes('application/octet-stream', docx), ['docx'], 1e6)).toMatchObject({
+      kind: 'ok',
+      contentType: DOCX_MIME,
+    });
+    // A PDF the crawl did not ask for, and bytes that are no document, keep their own type.
+    expect(admitResponseKind(asBytes('application/octet-stream', pdf), ['html', 'docx'], 1e6)).toMatchObject({
+      kind: 'unsupported-content-type',
+      contentType: 'application/octet-stream',
+    });
+    const zip = Buffer.from('PK\x03\x04 and nothing a Word file holds');
+    expect(admitResponseKind(asBytes('application/octet-stream', zip), ['pdf', 'docx'], 1e6).kind).toBe(
+      'unsupported-content-type',
+    );
+    // Only a generic type is sniffed: a PDF served as text/plain at a bare URL is text.
+    expect(admitResponseKind(ok('text/plain', url, false, '', pdf), ['pdf'], 1e6).kind).toBe(
+      'unsupported-content-type',
+    );
+    const cut = admitResponseKind(
+      asBytes('application/octet-stream', pdf.subarray(0, 100), true),
+      ['pdf'],
+      100,
+    );
+    expect(cut).toMatchObject({ kind: 'too-large', limitBytes: 100 });
   });
 });
