@@ -126,6 +126,16 @@ export function installErrorHandlers(app: FastifyInstance): void {
       return send(reply, request, 400, describeValidation(error.validation, error.validationContext));
     }
     if (error instanceof ApiError) return send(reply, request, error.statusCode, error.message, error.code);
+    // The client hung up mid-request: Node fails the request stream with ECONNRESET ("aborted"), the
+    // code a lost database connection has too, which sent operators after a healthy store.
+    if (
+      request.raw.destroyed &&
+      !(error instanceof DatabaseUnavailableError) &&
+      error.code === 'ECONNRESET'
+    ) {
+      request.log.info({ err: error }, 'client closed the request');
+      return send(reply, request, 400, 'the client closed the request');
+    }
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');
       return send(reply, request, 503, 'the database is unavailable; try again later');
