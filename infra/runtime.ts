@@ -21,7 +21,11 @@ import { registerMemorySource } from './memory-sampler';
 import { awaitStoreHolder, openWhenFree } from './store-handover';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
 import { connectTemporal } from './temporal-connect';
-import { type TemporalConnectionOptions, temporalConnectionOptions } from './temporal-connection-options';
+import {
+  ignoredTemporalSettings,
+  type TemporalConnectionOptions,
+  temporalConnectionOptions,
+} from './temporal-connection-options';
 
 /** Workers running in this process: resolves `done` when they stop, rejects if one fails. */
 export interface RunningWorkers {
@@ -77,6 +81,12 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   // Checked before anything starts; empty without TEMPORAL_ADDRESS, so neither the embedded dev
   // server nor a `gleaner dev` this process attaches to (both plain gRPC on loopback) gets them.
   const connectionOptions = temporalConnectionOptions();
+  const ignored = ignoredTemporalSettings();
+  if (ignored.length > 0)
+    process.stderr.write(
+      `gleaner: ${ignored.join(', ')} ${ignored.length === 1 ? 'is' : 'are'} set but TEMPORAL_ADDRESS is not: ` +
+        'ignored; this process uses the embedded Temporal dev server (set TEMPORAL_ADDRESS for your cluster)\n',
+    );
   const cleanups: Array<() => Promise<void>> = [];
   const close = async () => {
     for (const cleanup of cleanups.reverse())

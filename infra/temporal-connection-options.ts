@@ -89,6 +89,18 @@ export function temporalConnectionOptions(env: Env = process.env): TemporalConne
   return options;
 }
 
+/**
+ * The TLS and API-key variables set while TEMPORAL_ADDRESS is not: they apply to no connection (the
+ * embedded dev server is plain gRPC on loopback), which a person who set them for a cluster and
+ * forgot its address should be told rather than find their crawl in a local Temporal.
+ */
+export function ignoredTemporalSettings(env: Env = process.env): string[] {
+  if (variable(env, 'TEMPORAL_ADDRESS')) return [];
+  return Object.keys(env)
+    .filter((name) => (name === 'TEMPORAL_API_KEY' || name.startsWith('TEMPORAL_TLS')) && variable(env, name))
+    .sort();
+}
+
 /** An empty variable counts as unset, as `VAR= gleaner …` means to clear it. */
 function variable(env: Env, name: string): string | undefined {
   const value = env[name];

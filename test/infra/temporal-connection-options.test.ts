@@ -8,7 +8,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TemporalConfigError, temporalConnectionOptions } from '../../infra/temporal-connection-options';
+import {
+  ignoredTemporalSettings,
+  TemporalConfigError,
+  temporalConnectionOptions,
+} from '../../infra/temporal-connection-options';
 import { tlsFixture } from '../../testbed/tls-proxy';
 
 const ADDRESS = { TEMPORAL_ADDRESS: 'temporal.example:7233' };
@@ -46,6 +50,19 @@ describe('TLS and API key from the Temporal CLI variables', () => {
     expect(
       temporalConnectionOptions({ TEMPORAL_TLS: 'yes', TEMPORAL_TLS_CLIENT_CERT_PATH: '/nope' }),
     ).toEqual({});
+  });
+
+  it('names the settings it ignores without TEMPORAL_ADDRESS, so the person is told', () => {
+    expect(
+      ignoredTemporalSettings({
+        TEMPORAL_TLS_CLIENT_CERT_PATH: '/c.pem',
+        TEMPORAL_API_KEY: 'k',
+        TEMPORAL_TLS_SERVER_NAME: '',
+        TEMPORAL_NAMESPACE: 'ns',
+      }),
+    ).toEqual(['TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_CERT_PATH']);
+    expect(ignoredTemporalSettings({ TEMPORAL_NAMESPACE: 'ns' })).toEqual([]);
+    expect(ignoredTemporalSettings({ ...MTLS, TEMPORAL_API_KEY: 'k' })).toEqual([]);
   });
 
   it('is plaintext with an address alone, and with empty variables', () => {
