@@ -40,7 +40,8 @@ const WRAPPER_ENV = {
 /**
  * Variables the browser may inherit. Everything else (GLEANER_*, DATABASE_URL, TEMPORAL_*, tokens,
  * keys, proxies…) is left behind. HOME, XDG_* and TMPDIR are passed only when the browser runs as
- * gleaner's own user; as another user it gets a home of its own (its profile folder).
+ * gleaner's own user; as another user it gets a home of its own (its profile folder). Either way the
+ * pool then points TMPDIR at a temp folder of the browser's own (browser-pool.ts).
  */
 const PASSED_NAMES = ['PATH', 'LANG', 'LANGUAGE', 'TZ', 'FONTCONFIG_FILE', 'FONTCONFIG_PATH', 'LC_*'];
 const SAME_USER_NAMES = ['HOME', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'TMPDIR'];

@@ -8,7 +8,9 @@
  * as an unprivileged user when this process is root, with an allowlisted environment
  * (browser-launch.ts).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser, BrowserContext, BrowserServer, Page } from 'playwright-core';
 import { logger } from '../../infra/logger';
 import {
@@ -61,6 +63,8 @@ interface BrowserHandle {
   server: BrowserServer;
   browser: Browser;
   groupId: number;
+  /** Folders of this browser alone, removed once it is gone. */
+  folders: BrowserFolders;
   pages: number;
   active: number;
   retired: boolean;
@@ -82,6 +86,8 @@ export class BrowserPool {
   private plan: BrowserLaunchPlan | undefined;
   /** Every process group this pool launched, for leak checks. */
   readonly launchedGroups: number[] = [];
+  /** The folders of every browser this pool launched (temp, artifacts, profile), for leak checks. */
+  readonly launchedFolders: string[][] = [];
 
   constructor(options: BrowserPoolOptions = {}) {
     this.executablePath = options.executablePath ?? process.env.GLEANER_CHROMIUM ?? DEFAULT_CHROMIUM_PATH;
@@ -198,12 +204,14 @@ export class BrowserPool {
     // Imported here, on the first render: loading playwright cost every worker process ~0.15-0.3 s of
     // CPU at start-up, and most crawls never start a browser.
     const { chromium } = await import('playwright-core');
+    const folders = browserFolders();
     let server: BrowserServer;
     try {
       server = await chromium.launchServer({
         executablePath: plan.executablePath,
         chromiumSandbox: plan.chromiumSandbox,
-        env: plan.env,
+        env: { ...plan.env, TMPDIR: folders.temp },
+        artifactsDir: folders.artifacts,
         headless: true,
         args: CHROMIUM_FLAGS,
         timeout: this.launchTimeoutMs,
@@ -215,6 +223,7 @@ export class BrowserPool {
         handleSIGHUP: false,
       });
     } catch (error) {
+      removeFolders(folders);
       const message = (error as Error).message;
       // No retry fixes a machine where the sandbox cannot start (no user namespaces, no setuid helper).
       if (plan.chromiumSandbox && /No usable sandbox|sandboxing failed|crbug\.com\/638180/i.test(message))
@@ -231,10 +240,13 @@ export class BrowserPool {
     const groupId = server.process().pid;
     if (groupId === undefined) {
       await server.kill();
+      removeFolders(folders);
       throw new Error('Chromium started without a process id');
     }
+    folders.profile = profileFolder(server.process().spawnargs);
     this.launchedGroups.push(groupId);
-    watchProcessGroup(groupId);
+    this.launchedFolders.push(folderList(folders));
+    watchProcessGroup(groupId, process.pid, folderList(folders));
     let browser: Browser;
     try {
       browser = await chromium.connect(server.wsEndpoint(), { timeout: this.launchTimeoutMs });
@@ -242,7 +254,7 @@ export class BrowserPool {
       killProcessGroup(groupId);
       throw error;
     }
-    const handle: BrowserHandle = { server, browser, groupId, pages: 0, active: 0, retired: false };
+    const handle: BrowserHandle = { server, browser, groupId, folders, pages: 0, active: 0, retired: false };
     this.handles.add(handle);
     browser.on('disconnected', () => {
       handle.retired = true;
@@ -263,6 +275,8 @@ export class BrowserPool {
       );
       // Stragglers (a renderer still exiting) go with the group.
       killProcessGroup(handle.groupId);
+      // The watchdog removes them too once the group is gone; here they go at once.
+      removeFolders(handle.folders);
       this.handles.delete(handle);
     })();
     return handle.closing;
@@ -281,4 +295,50 @@ export class BrowserPool {
     if (next) next();
     else this.busy--;
   }
+}
+
+/**
+ * Where one browser may write outside its profile. Chromium puts its singleton socket folder
+ * (`org.chromium.Chromium.*`) in TMPDIR and leaves it there on exit, and Playwright's artifacts
+ * folder stays behind when the worker dies: in the system's /tmp, one of each per launch added up
+ * (333 in a day of test runs). In folders of the browser's own, they go with it.
+ */
+interface BrowserFolders {
+  temp: string;
+  artifacts: string;
+  /** Playwright's temporary profile (`--user-data-dir`); removed by Playwright on a clean close. */
+  profile?: string;
+}
+
+function browserFolders(): BrowserFolders {
+  const temp = mkdtempSync(path.join(os.tmpdir(), 'gleaner-browser-tmp-'));
+  try {
+    return { temp, artifacts: mkdtempSync(path.join(os.tmpdir(), 'gleaner-browser-artifacts-')) };
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function folderList(folders: BrowserFolders): string[] {
+  return [folders.temp, folders.artifacts, ...(folders.profile ? [folders.profile] : [])];
+}
+
+function removeFolders(folders: BrowserFolders): void {
+  for (const folder of folderList(folders)) {
+    try {
+      rmSync(folder, { recursive: true, force: true });
+    } catch (error) {
+      logger.warn({ component: 'browser', folder, err: error }, 'could not remove a browser folder');
+    }
+  }
+}
+
+/** The profile Playwright made for this launch; only a folder of that name is ever removed. */
+export function profileFolder(spawnArgs: readonly string[]): string | undefined {
+  const arg = spawnArgs.find((a) => a.startsWith('--user-data-dir='));
+  const folder = arg?.slice('--user-data-dir='.length);
+  return folder && path.isAbsolute(folder) && /^playwright_chromium\w*_profile-/.test(path.basename(folder))
+    ? folder
+    : undefined;
 }

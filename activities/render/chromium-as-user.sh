@@ -19,6 +19,14 @@ fi
 # Playwright made the profile folder just now (mkdtemp, 0700, root's): the browser user owns it and
 # lives in it, with no other home.
 chown "$uid:$gid" "$profile"
+# The pool made the browser a temp folder of its own (browser-pool.ts), removed when it is gone.
+if [ -n "${TMPDIR:-}" ]; then
+  if [ ! -d "$TMPDIR" ] || [ -L "$TMPDIR" ]; then
+    echo "chromium-as-user: no temp folder (TMPDIR) to hand to uid $uid" >&2
+    exit 64
+  fi
+  chown "$uid:$gid" "$TMPDIR"
+fi
 if ! "$setpriv" --reuid="$uid" --regid="$gid" --clear-groups test -w "$profile" -a -x "$profile"; then
   echo "chromium-as-user: uid $uid cannot reach its profile folder $profile: a parent folder is closed to it (point TMPDIR at a folder every user can traverse, such as /tmp)" >&2
   exit 65

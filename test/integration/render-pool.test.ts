@@ -9,6 +9,7 @@
  * `RENDER_POOL_PAGES=500 npx vitest run test/integration/render-pool.test.ts` (a browser every 100).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowserNetwork } from '../../activities/render/browser-network';
@@ -67,6 +68,7 @@ describe('BrowserPool', () => {
     const seen: string[] = [];
     let next = 0;
     let peakGroupProcesses = 0;
+    let singletonInOwnTemp = false;
     const lane = async () => {
       while (next < PAGES) {
         const n = next++;
@@ -76,8 +78,10 @@ describe('BrowserPool', () => {
           settleMs: 2_000,
         });
         if (page.html.includes(`rendered page ${n}`)) seen.push(String(n));
-        if (n % 10 === 0)
+        if (n % 10 === 0) {
           peakGroupProcesses = Math.max(peakGroupProcesses, processesInGroups(pool.launchedGroups).length);
+          singletonInOwnTemp ||= ownTempHoldsSingleton(pool);
+        }
       }
     };
     try {
@@ -89,6 +93,10 @@ describe('BrowserPool', () => {
     expect(pool.launchedGroups).toHaveLength(BROWSERS);
     expect(peakGroupProcesses).toBeGreaterThan(0);
     expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
+    // Chromium's singleton folder was in the browser's own temp folder, and no browser left a folder.
+    expect(singletonInOwnTemp).toBe(true);
+    expect(pool.launchedFolders).toHaveLength(BROWSERS);
+    expect(pool.launchedFolders.flat().filter(existsSync)).toEqual([]);
   });
 
   it('a hung page hits its deadline, the browser is killed, and the next page gets a fresh browser', async () => {
@@ -125,6 +133,9 @@ describe('BrowserPool', () => {
       await pool.close();
     }
     expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
+    // The killed browser's folders went with it, as the closed one's did.
+    expect(pool.launchedFolders.map((folders) => folders.length)).toEqual([3, 3]);
+    expect(pool.launchedFolders.flat().filter(existsSync)).toEqual([]);
   });
 
   it('a process killed mid-render leaves no browser process running', async () => {
@@ -133,12 +144,12 @@ describe('BrowserPool', () => {
       ['--import', 'tsx', path.join(repoRoot(), 'test/fixtures/render-pool-child.ts'), `${site.origin}/hang`],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    const group = await new Promise<number>((resolve, reject) => {
+    const { group, folders } = await new Promise<{ group: number; folders: string[] }>((resolve, reject) => {
       let out = '';
       child.stdout?.on('data', (chunk) => {
         out += chunk;
         const line = out.split('\n').find((l) => l.startsWith('{'));
-        if (line) resolve((JSON.parse(line) as { group: number }).group);
+        if (line) resolve(JSON.parse(line) as { group: number; folders: string[] });
       });
       child.on('exit', (code) => reject(new Error(`child exited early with ${code}`)));
     });
@@ -148,8 +159,21 @@ describe('BrowserPool', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect(site.log.some((entry) => entry.path === '/never')).toBe(true);
     expect(processesInGroups([group]).length).toBeGreaterThan(1);
+    expect(folders).toHaveLength(3);
+    expect(folders.filter(existsSync)).toEqual(folders);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     expect(await waitForNoProcesses([group], 10_000)).toEqual([]);
+    // No finally ran in the killed process: the watchdog removed the profile and temp folders.
+    expect(folders.filter(existsSync)).toEqual([]);
   });
 });
+
+function ownTempHoldsSingleton(pool: BrowserPool): boolean {
+  const temp = pool.launchedFolders.at(-1)?.[0];
+  try {
+    return temp !== undefined && readdirSync(temp).some((name) => name.startsWith('org.chromium.Chromium.'));
+  } catch {
+    return false; // that browser was retired and its folder removed meanwhile
+  }
+}

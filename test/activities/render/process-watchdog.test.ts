@@ -4,6 +4,9 @@
  * second `sleep` for the worker that would be SIGKILLed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchProcessGroup } from '../../../activities/render/process-watchdog';
 import { processesInGroups, waitForNoProcesses, watchdogsFor } from '../../../testbed/process-groups';
@@ -50,5 +53,39 @@ describe('watchProcessGroup', () => {
     browser.kill('SIGKILL');
     expect(await waitForNoProcesses([group], 5_000)).toEqual([]);
     expect(owner.exitCode).toBeNull();
+  });
+
+  it("removes the browser's folders once the group is gone, whichever way it went", async () => {
+    // A name with a space and a leading dash: the folders reach rm as arguments, never as options.
+    const folder = (name: string) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), name));
+      mkdirSync(path.join(dir, 'nested'));
+      writeFileSync(path.join(dir, 'nested', 'SingletonSocket'), 'x');
+      return dir;
+    };
+    const byOwner = [folder('-gleaner watchdog a-'), folder('gleaner-watchdog-b-')];
+    const byGroup = [folder('gleaner-watchdog-c-')];
+    const keep = folder('gleaner-watchdog-keep-');
+
+    const ownedBrowser = startSleep(true);
+    const owner = startSleep(false);
+    watchProcessGroup(ownedBrowser.pid as number, owner.pid, byOwner);
+    const endingBrowser = startSleep(true);
+    watchProcessGroup(endingBrowser.pid as number, process.pid, byGroup);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Nothing is removed while the browser runs.
+    expect([...byOwner, ...byGroup].filter(existsSync)).toHaveLength(3);
+
+    owner.kill('SIGKILL');
+    endingBrowser.kill('SIGKILL');
+    const groups = [ownedBrowser.pid as number, endingBrowser.pid as number];
+    expect(await waitForNoProcesses(groups, 5_000)).toEqual([]);
+    expect([...byOwner, ...byGroup].filter(existsSync)).toEqual([]);
+    expect(existsSync(keep)).toBe(true);
+    rmSync(keep, { recursive: true });
+  });
+
+  it('refuses a relative folder: rm must never run against the working directory', () => {
+    expect(() => watchProcessGroup(1, process.pid, ['tmp/profile'])).toThrow(/not an absolute path/);
   });
 });
