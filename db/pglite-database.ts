@@ -4,17 +4,7 @@
  * an exclusive lock file guards it; other processes and psql reach it through the socket server,
  * behind a door that asks for the password in the store's password file (db/pglite-socket-door.ts).
  */
-import {
-  existsSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import os from 'node:os';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -26,7 +16,9 @@ import {
   ensurePrivateDir,
   loadOrCreateSocketPassword,
   readSocketPassword,
+  SOCKET_NAME,
   SocketPasswordError,
+  socketFolder,
   socketPasswordFile,
   withoutPassword,
   withPassword,
@@ -284,6 +276,7 @@ export class PgliteDatabase implements Database {
       if (options.socket !== false) {
         const password = loadOrCreateSocketPassword(socketPasswordFile(options.dataDir));
         await db.startSocket(
+          options.dataDir,
           options.socketPort ?? 0,
           password,
           idleInTransactionTimeoutMs(options.idleInTransactionTimeoutMs),
@@ -309,6 +302,7 @@ export class PgliteDatabase implements Database {
   }
 
   private async startSocket(
+    dataDir: string,
     port: number,
     password: string,
     idleTimeoutMs: number,
@@ -322,8 +316,8 @@ export class PgliteDatabase implements Database {
     ]);
     // pglite-socket asks no password, so it listens where only this user can reach it (a 0700
     // folder), and the door on 127.0.0.1 lets in those who know the password.
-    this.socketDir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-store-'));
-    const upstreamPath = path.join(this.socketDir, '.s.PGSQL');
+    this.socketDir = socketFolder(dataDir);
+    const upstreamPath = path.join(this.socketDir, SOCKET_NAME);
     this.socketServer = new PGLiteSocketServer({
       db: this.gatedForSockets(),
       path: upstreamPath,

@@ -8,13 +8,17 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readFileSync,
   rmSync,
   statSync,
   writeSync,
 } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 export class InsecureStoreFileError extends Error {
   override readonly name = 'InsecureStoreFileError';
@@ -28,6 +32,42 @@ export class SocketPasswordError extends Error {
 /** Where the socket password of the store in `dataDir` is kept: beside it, as the lock is. */
 export function socketPasswordFile(dataDir: string): string {
   return `${dataDir.replace(/\/+$/, '')}.password`;
+}
+
+/** The name pglite-socket's Unix socket takes in its folder. */
+export const SOCKET_NAME = '.s.PGSQL';
+/** The longest Unix socket path Linux takes (sun_path is 108 bytes, with its terminating NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * The folder of the store's Unix socket, private to this user (pglite-socket asks no password; the
+ * door on 127.0.0.1 does). It is beside the store, `pgdata.socket/`, like the lock: a process killed
+ * before it could remove the folder leaves it for the next one to reuse. In the system's temp, each
+ * killed process left a `gleaner-store-*` folder behind for good. A store whose path is too long for
+ * a socket address gets a fresh folder in the system's temp instead. Only the process holding the
+ * store's lock calls this, so a socket found there is a dead process's.
+ */
+export function socketFolder(dataDir: string): string {
+  const store = path.resolve(dataDir);
+  const beside = path.join(path.dirname(store), `${path.basename(store)}.socket`);
+  if (Buffer.byteLength(path.join(beside, SOCKET_NAME)) > MAX_SOCKET_PATH_BYTES)
+    return mkdtempSync(path.join(os.tmpdir(), 'gleaner-store-'));
+  const found = lstatOrUndefined(beside);
+  // Anything but our own private folder (a file, a symlink, a folder others may enter) is replaced.
+  if (found && (!found.isDirectory() || found.uid !== process.getuid?.() || (found.mode & 0o077) !== 0))
+    rmSync(beside, { recursive: true, force: true });
+  mkdirSync(beside, { recursive: true, mode: 0o700 });
+  rmSync(path.join(beside, SOCKET_NAME), { force: true });
+  return beside;
+}
+
+function lstatOrUndefined(file: string) {
+  try {
+    return lstatSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
 /**

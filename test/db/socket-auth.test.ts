@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase, readLock, socketUrlOf } from '../../db/pglite-database';
-import { socketPasswordFile } from '../../db/store-files';
+import { SOCKET_NAME, socketPasswordFile } from '../../db/store-files';
 import { toolsDir } from '../../infra/tools-dir';
 
 const run = promisify(execFile);
@@ -47,6 +47,11 @@ async function connect(connectionString: string): Promise<pg.Client> {
 }
 
 describe('the embedded store socket', () => {
+  it('listens in a private folder beside the store, not in the system temp', () => {
+    expect(statSync(`${dataDir}.socket`).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(`${dataDir}.socket`, SOCKET_NAME)).isSocket()).toBe(true);
+  });
+
   it('keeps its password in a 0600 file and its lock file 0600, in a folder others cannot write', () => {
     const passwordFile = socketPasswordFile(dataDir);
     expect(statSync(passwordFile).mode & 0o777).toBe(0o600);

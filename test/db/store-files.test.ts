@@ -5,6 +5,8 @@
  */
 import {
   chmodSync,
+  existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -24,6 +26,8 @@ import {
   InsecureStoreFileError,
   loadOrCreateSocketPassword,
   readSocketPassword,
+  SOCKET_NAME,
+  socketFolder,
   withoutPassword,
   withPassword,
 } from '../../db/store-files';
@@ -116,5 +120,48 @@ describe('connection strings in messages', () => {
     });
     expect(embedded[0]).toContain('postgres://postgres:pw@127.0.0.1:1/postgres');
     expect(embedded.join('\n')).toMatch(/keep it to yourself/);
+  });
+});
+
+describe("the socket's folder", () => {
+  it("is private and beside the store, and a dead holder's socket in it is cleared for the next", () => {
+    const dataDir = path.join(dir, 'socket-home', 'pgdata');
+    mkdirSync(dataDir, { recursive: true });
+    const folder = socketFolder(dataDir);
+    expect(folder).toBe(`${dataDir}.socket`);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    // A process killed while serving leaves its socket behind; the store's next holder reuses the folder.
+    writeFileSync(path.join(folder, SOCKET_NAME), '');
+    expect(socketFolder(dataDir)).toBe(folder);
+    expect(existsSync(path.join(folder, SOCKET_NAME))).toBe(false);
+  });
+
+  it('replaces a folder others may enter, and a symlink, instead of listening there', () => {
+    const dataDir = path.join(dir, 'loose-home', 'pgdata');
+    mkdirSync(`${dataDir}.socket`, { recursive: true });
+    chmodSync(`${dataDir}.socket`, 0o755);
+    expect(statSync(socketFolder(dataDir)).mode & 0o777).toBe(0o700);
+
+    const elsewhere = path.join(dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const linked = path.join(dir, 'linked-home', 'pgdata');
+    mkdirSync(path.dirname(linked), { recursive: true });
+    symlinkSync(elsewhere, `${linked}.socket`);
+    const folder = socketFolder(linked);
+    expect(lstatSync(folder).isSymbolicLink()).toBe(false);
+    expect(lstatSync(folder).isDirectory()).toBe(true);
+    expect(existsSync(elsewhere)).toBe(true);
+  });
+
+  it('falls back to a fresh private folder in the system temp when the store path is too long for a socket', () => {
+    const dataDir = path.join(dir, 'x'.repeat(90), 'pgdata');
+    const folder = socketFolder(dataDir);
+    try {
+      expect(path.dirname(folder)).toBe(os.tmpdir());
+      expect(path.basename(folder)).toMatch(/^gleaner-store-/);
+      expect(statSync(folder).mode & 0o777).toBe(0o700);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
