@@ -3,6 +3,7 @@
  * (`application/octet-stream`, or none) at a URL with no extension to go by (`/download?id=3`):
  * file stores and CMS download handlers serve PDFs and Word files that way.
  */
+import { zipEntries } from './zip-entries';
 
 /** The document types a body can be told by its bytes; HTML, Markdown and text carry no signature. */
 export type SniffedDocumentType = 'pdf' | 'docx';
@@ -15,12 +16,8 @@ export type SniffedDocumentType = 'pdf' | 'docx';
 const PDF_HEADER_WINDOW = 1024;
 const PDF_HEADER = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-
 const ZIP_LOCAL_HEADER = 0x04034b50; // PK\x03\x04
-const ZIP_EOCD = 0x06054b50;
-const ZIP_CENTRAL_HEADER = 0x02014b50;
-/** The end-of-central-directory record (22 bytes) sits behind an archive comment of up to 64 KiB. */
-const ZIP_EOCD_WINDOW = 22 + 0xffff;
 /** The part every WordprocessingML package has; mammoth reads the text from it. */
-const DOCX_MAIN_PART = new TextEncoder().encode('word/document.xml');
+const DOCX_MAIN_PART = 'word/document.xml';
 
 /** `pdf` or `docx` when the bytes carry that format's signature; undefined otherwise. */
 export function sniffDocumentType(bytes: Uint8Array): SniffedDocumentType | undefined {
@@ -45,36 +42,14 @@ function isPdfWhitespace(byte: number): boolean {
 }
 
 /**
- * A ZIP archive whose central directory lists `word/document.xml`. The directory, not the local
- * headers, is read: it is where readers look, and a local header's sizes may be left to a data
- * descriptor after the data. An archive cut short (its directory is at the end) is no DOCX here.
+ * A ZIP archive whose central directory lists `word/document.xml` (`zip-entries.ts` reads it). An
+ * archive cut short (its directory is at the end), or one whose directory cannot be trusted, is no
+ * DOCX here.
  */
 function isDocx(bytes: Uint8Array): boolean {
   if (bytes.length < 30) return false;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint32(0, true) !== ZIP_LOCAL_HEADER) return false;
-  const eocd = findEocd(view);
-  if (eocd === undefined) return false;
-  const entries = view.getUint16(eocd + 10, true);
-  let at = view.getUint32(eocd + 16, true);
-  for (let i = 0; i < entries; i++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== ZIP_CENTRAL_HEADER) return false;
-    const nameLength = view.getUint16(at + 28, true);
-    if (at + 46 + nameLength > bytes.length) return false;
-    if (sameBytes(bytes.subarray(at + 46, at + 46 + nameLength), DOCX_MAIN_PART)) return true;
-    at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
-  }
-  return false;
-}
-
-function findEocd(view: DataView): number | undefined {
-  const stop = Math.max(0, view.byteLength - ZIP_EOCD_WINDOW);
-  for (let at = view.byteLength - 22; at >= stop; at--) {
-    if (view.getUint32(at, true) === ZIP_EOCD) return at;
-  }
-  return undefined;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+  const listing = zipEntries(bytes);
+  return listing.ok && listing.entries.some((entry) => entry.name === DOCX_MAIN_PART);
 }

@@ -3,6 +3,7 @@
  * HTML → Markdown path (`normalizeContent` + `toMarkdown`, turndown), so a DOCX reads like an
  * extracted web page. The whole converted body is the content: a document has no site chrome.
  */
+import { zipEntries } from '../../domain/zip-entries';
 import { blockText } from '../candidate';
 import { parseDocument } from '../dom';
 import { normalizeContent, toMarkdown } from '../markdown';
@@ -31,9 +32,10 @@ export async function convertDocx(
   url: string | undefined,
   options: ConvertOptions = {},
 ): Promise<DocumentResult> {
-  const unpacked = declaredUnpackedBytes(bytes);
-  if (unpacked === undefined)
-    return failure('docx-broken', 'DOCX is not a ZIP archive (no central directory)');
+  // The sizes the central directory declares; a ZIP64 marker reads as Infinity, over any cap.
+  const listing = zipEntries(bytes);
+  if (!listing.ok) return failure('docx-broken', `DOCX is not a readable ZIP archive: ${listing.detail}`);
+  const unpacked = listing.entries.reduce((total, entry) => total + entry.uncompressedBytes, 0);
   if (unpacked > MAX_DOCX_UNPACKED_BYTES)
     return failure(
       'docx-broken',
@@ -97,37 +99,4 @@ export async function convertDocx(
         : {}),
     },
   };
-}
-
-const EOCD_SIGNATURE = 0x06054b50;
-const CENTRAL_SIGNATURE = 0x02014b50;
-/** End-of-central-directory record (22 bytes) plus the longest archive comment. */
-const EOCD_SEARCH_BYTES = 22 + 0xffff;
-
-/**
- * Sum of the uncompressed sizes a ZIP's central directory declares, or undefined when it has no
- * readable central directory. ZIP64 markers count as over any cap.
- */
-function declaredUnpackedBytes(bytes: Uint8Array): number | undefined {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const stop = Math.max(0, bytes.length - EOCD_SEARCH_BYTES);
-  let eocd = -1;
-  for (let at = bytes.length - 22; at >= stop; at--) {
-    if (view.getUint32(at, true) === EOCD_SIGNATURE) {
-      eocd = at;
-      break;
-    }
-  }
-  if (eocd === -1) return undefined;
-  const entries = view.getUint16(eocd + 10, true);
-  let at = view.getUint32(eocd + 16, true);
-  let total = 0;
-  for (let i = 0; i < entries; i++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== CENTRAL_SIGNATURE) return undefined;
-    const size = view.getUint32(at + 24, true);
-    if (size === 0xffffffff) return Number.POSITIVE_INFINITY;
-    total += size;
-    at += 46 + view.getUint16(at + 28, true) + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
-  }
-  return total;
 }

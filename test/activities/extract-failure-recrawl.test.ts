@@ -6,31 +6,28 @@
  * The analysis is injected: it counts its calls and stands in for a document that outruns its
  * deadline, so the test costs no deadline of its own.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetchAndStore } from '../../activities/fetch-and-store';
 import type { PageAnalysisInput } from '../../activities/page-analysis';
-import { analysePageInThread, closePageAnalysisPool } from '../../activities/page-analysis-pool';
+import { analysePageInThread } from '../../activities/page-analysis-pool';
 import { createPageBatchActivities } from '../../activities/page-batches';
 import { createPageContent } from '../../activities/page-content';
 import { createRobotsPolicy } from '../../activities/robots-policy';
 import { ThreadDeadlineError } from '../../activities/thread-deadline';
-import type { FetchAndStoreResult, FetchSpec } from '../../activities/types';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import type { FetchAndStoreResult } from '../../activities/types';
+import type { PgliteDatabase } from '../../db/pglite-database';
 import { needsPageWorkflow } from '../../domain/origin-stats';
 import { failuresByReason } from '../../report/crawl-report';
 import { runAsActivity } from '../../testbed/activity-context';
 import { pageHtml } from '../../testbed/generated-site';
-import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { type LoopbackStore, loopbackFetchSpec, openLoopbackStore } from '../../testbed/loopback-store';
+import type { SiteServer } from '../../testbed/site-server';
 import { serveVersionedPages, type VersionedPages } from '../../testbed/versioned-site';
 
 const DEADLINE_MS = 30_000;
 
+let store: LoopbackStore;
 let db: PgliteDatabase;
-let dir: string;
 let site: SiteServer;
 let pages: VersionedPages;
 
@@ -46,34 +43,14 @@ async function analyse(input: PageAnalysisInput, options: Parameters<typeof anal
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-extract-failure-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
-  site = await serveSite(undefined);
+  store = await openLoopbackStore('gleaner-extract-failure-');
+  ({ db, site } = store);
   pages = serveVersionedPages(site);
 }, 120_000);
 
-afterAll(async () => {
-  await closePageAnalysisPool();
-  await site?.close();
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => store?.close());
 
-function spec(): FetchSpec {
-  return {
-    scope: 'same-origin',
-    seeds: [site.url],
-    domains: [],
-    includePrefixes: [],
-    exclude: [],
-    maxDepth: 5,
-    userAgent: 'gleaner-test',
-    allowHosts: ['127.0.0.1'],
-    maxBodyBytes: 10 * 1024 * 1024,
-    maxRedirects: 5,
-  };
-}
+const spec = () => loopbackFetchSpec(site.url);
 
 function activities() {
   const content = createPageContent({ db, analyse });

@@ -5,22 +5,19 @@
  * octet-stream at a URL with no extension is told by its bytes, stored under its own media type and
  * extracted as that document; octet-stream that is no document is still refused.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetchAndStore } from '../../activities/fetch-and-store';
-import { closePageAnalysisPool } from '../../activities/page-analysis-pool';
 import { createPageContent } from '../../activities/page-content';
 import { createRobotsPolicy } from '../../activities/robots-policy';
-import type { FetchSpec } from '../../activities/types';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import type { PgliteDatabase } from '../../db/pglite-database';
 import type { ContentTypeName } from '../../domain/crawl-spec';
 import { DOCX_MIME } from '../../extract/documents/document-type';
 import { runAsActivity } from '../../testbed/activity-context';
-import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { type LoopbackStore, loopbackFetchSpec, openLoopbackStore } from '../../testbed/loopback-store';
+import type { SiteServer } from '../../testbed/site-server';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/documents');
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -28,8 +25,8 @@ const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, '# Pond care\n');
 const CHUNKS = 256;
 
+let store: LoopbackStore;
 let db: PgliteDatabase;
-let dir: string;
 let site: SiteServer;
 
 /** What a trickled response got onto the wire, and when its connection closed. */
@@ -65,10 +62,8 @@ function trickle(pathname: string, contentType: string): void {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-fetch-content-types-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
-  site = await serveSite(undefined);
+  store = await openLoopbackStore('gleaner-fetch-content-types-');
+  ({ db, site } = store);
   const pdf = readFileSync(path.join(FIXTURES, 'field-guide.pdf'));
   const docx = readFileSync(path.join(FIXTURES, 'greenhouse-handbook.docx'));
   const noise = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 131 + 7) % 256));
@@ -82,28 +77,10 @@ beforeAll(async () => {
   trickle('/docs/pond-plain.md', 'text/plain; charset=utf-8');
 }, 120_000);
 
-afterAll(async () => {
-  await closePageAnalysisPool();
-  await site?.close();
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => store?.close());
 
-function spec(contentTypes: ContentTypeName[]): FetchSpec {
-  return {
-    scope: 'same-origin',
-    seeds: [site.url],
-    domains: [],
-    includePrefixes: [],
-    exclude: [],
-    maxDepth: 5,
-    userAgent: 'gleaner-test',
-    allowHosts: ['127.0.0.1'],
-    maxBodyBytes: MAX_BODY_BYTES,
-    maxRedirects: 5,
-    contentTypes,
-  };
-}
+const spec = (contentTypes: ContentTypeName[]) =>
+  loopbackFetchSpec(site.url, { maxBodyBytes: MAX_BODY_BYTES, contentTypes });
 
 function fetchAndStore(pathAndQuery: string, contentTypes: ContentTypeName[]) {
   const activity = createFetchAndStore({ db, robots: createRobotsPolicy({ db }) });

@@ -6,49 +6,39 @@
  * event loop free, or is stored without its links when its HTML outruns the deadline.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFetchAndStore } from '../../activities/fetch-and-store';
 import { readFetchedHtml } from '../../activities/fetched-html';
-import { analysePageInThread, closePageAnalysisPool } from '../../activities/page-analysis-pool';
+import { analysePageInThread } from '../../activities/page-analysis-pool';
 import { createPageBatchActivities } from '../../activities/page-batches';
 import { createPageContent } from '../../activities/page-content';
 import { createRobotsPolicy } from '../../activities/robots-policy';
 import { ThreadDeadlineError } from '../../activities/thread-deadline';
-import type { FetchAndStoreResult, FetchSpec } from '../../activities/types';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import type { FetchAndStoreResult } from '../../activities/types';
+import type { PgliteDatabase } from '../../db/pglite-database';
 import { simhash } from '../../domain/simhash';
 import { runAsActivity } from '../../testbed/activity-context';
 import { pageHtml } from '../../testbed/generated-site';
-import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { type LoopbackStore, loopbackFetchSpec, openLoopbackStore } from '../../testbed/loopback-store';
+import type { SiteServer } from '../../testbed/site-server';
 
 // One analysis thread, so the page after a timed-out one can only run on the thread that replaced it.
 vi.hoisted(() => {
   process.env.GLEANER_ANALYSIS_THREADS = '1';
 });
 
+let store: LoopbackStore;
 let db: PgliteDatabase;
-let dir: string;
 let site: SiteServer;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-deadline-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
-  site = await serveSite(undefined);
+  store = await openLoopbackStore('gleaner-deadline-');
+  ({ db, site } = store);
 }, 120_000);
 
-afterAll(async () => {
-  await closePageAnalysisPool();
-  await site?.close();
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => store?.close());
 
 const PARAGRAPH = `<p>${'lorem ipsum dolor sit amet consectetur adipiscing elit '.repeat(15)}</p>\n`;
 /**
@@ -159,18 +149,7 @@ describe('the page analysis deadline', () => {
   }, 120_000);
 });
 
-const spec: FetchSpec = {
-  scope: 'same-origin',
-  seeds: ['http://127.0.0.1/'],
-  domains: [],
-  includePrefixes: [],
-  exclude: [],
-  maxDepth: 5,
-  userAgent: 'gleaner-test',
-  allowHosts: ['127.0.0.1'],
-  maxBodyBytes: 32 * 1024 * 1024,
-  maxRedirects: 5,
-};
+const spec = loopbackFetchSpec('http://127.0.0.1/', { maxBodyBytes: 32 * 1024 * 1024 });
 
 /** Runs `work` as an activity of a worker would (the activity's context, with its cancellation). */
 function asActivity<T>(work: () => Promise<T>): Promise<T> {

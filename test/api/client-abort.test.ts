@@ -5,30 +5,13 @@
 
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { buildApiServer } from '../../api/server';
-import type { Database } from '../../db/database';
+import { captureApiLog } from './api-log';
 
 describe('a client that hangs up mid-body', () => {
   it('is logged as gone, not as the database being unavailable', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
     // The body never arrives whole, so no route reads the store.
-    const app = await buildApiServer({
-      db: {} as Database,
-      temporal: async () => {
-        throw new Error('unused');
-      },
-      logger: pino({ level: 'debug' }, sink),
-      docsUi: false,
-    });
+    const { app, log: captured } = await captureApiLog('debug');
     try {
       await app.listen({ host: '127.0.0.1', port: 0 });
       const { port } = app.server.address() as AddressInfo;
@@ -39,8 +22,8 @@ describe('a client that hangs up mid-body', () => {
       );
       await new Promise((resolve) => setTimeout(resolve, 200));
       socket.destroy();
-      await expect.poll(() => lines.join(''), { timeout: 5_000 }).toContain('client closed the request');
-      const log = lines.join('');
+      await expect.poll(captured, { timeout: 5_000 }).toContain('client closed the request');
+      const log = captured();
       expect(log).not.toContain('database unavailable');
     } finally {
       await app.close();

@@ -5,24 +5,21 @@
  * robots.txt Crawl-delay raises it. Real Chromium, a real PGlite store, a loopback site whose own
  * request log is the evidence.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool } from '../../../activities/render/browser-pool';
 import { createRenderAndStore } from '../../../activities/render/render-and-store';
 import { createRobotsPolicy } from '../../../activities/robots-policy';
-import type { FetchSpec, RenderAndStoreInput } from '../../../activities/types';
-import { migrate } from '../../../db/migrate';
-import { PgliteDatabase } from '../../../db/pglite-database';
+import type { RenderAndStoreInput } from '../../../activities/types';
+import type { PgliteDatabase } from '../../../db/pglite-database';
 import { DEFAULT_DELAY_MS } from '../../../domain/politeness/gap';
 import { runAsActivity } from '../../../testbed/activity-context';
+import { type LoopbackStore, loopbackFetchSpec, openLoopbackStore } from '../../../testbed/loopback-store';
 import { waitForNoProcesses } from '../../../testbed/process-groups';
 import { type SiteServer, serveSite } from '../../../testbed/site-server';
 
+let store: LoopbackStore;
 let db: PgliteDatabase;
-let dir: string;
 let pool: BrowserPool;
 let site: SiteServer;
 let slow: SiteServer;
@@ -54,11 +51,9 @@ function servePage(server: SiteServer, robotsTxt: string): void {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-render-gap-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
+  store = await openLoopbackStore('gleaner-render-gap-');
+  ({ db, site } = store);
   pool = new BrowserPool({ maxPages: 1 });
-  site = await serveSite(undefined);
   servePage(site, 'User-agent: *\nAllow: /\n');
   slow = await serveSite(undefined);
   servePage(slow, 'User-agent: *\nCrawl-delay: 1.5\n');
@@ -67,10 +62,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool?.close();
   if (pool) expect(await waitForNoProcesses(pool.launchedGroups, 10_000)).toEqual([]);
-  await site?.close();
   await slow?.close();
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store?.close();
 });
 
 /** Runs `work` as an activity of a worker would (the activity's context, with its cancellation). */
@@ -79,18 +72,8 @@ function asActivity<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** A fetch spec as inputs scheduled before `delayMs` was passed to renders carried it: without one. */
-const specOf = (server: SiteServer): FetchSpec => ({
-  scope: 'same-origin',
-  seeds: [`${server.origin}/page`],
-  domains: [],
-  includePrefixes: [],
-  exclude: [],
-  maxDepth: 5,
-  userAgent: 'gleaner-test',
-  allowHosts: ['127.0.0.1'],
-  maxBodyBytes: 1024 * 1024,
-  maxRedirects: 5,
-});
+const specOf = (server: SiteServer) =>
+  loopbackFetchSpec(`${server.origin}/page`, { maxBodyBytes: 1024 * 1024 });
 
 /** Renders the page and returns each gap, response end to next request, between its own requests. */
 async function renderedGaps(server: SiteServer, crawlId: string): Promise<number[]> {
