@@ -12,7 +12,7 @@ import { gzip } from 'node:zlib';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database, Queryable } from '../db/database';
 import { CONTENT_TYPES } from '../domain/crawl-spec';
-import { isCrawlable } from '../domain/crawlable';
+import { isCrawlable, isLeftAlone } from '../domain/crawlable';
 import { normalizeLanguageTag } from '../domain/languages';
 import type { LinkExtraction } from '../domain/links';
 import { originGapMs } from '../domain/politeness/gap';
@@ -122,6 +122,11 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         const hopOrigin = originOf(location);
         const sameOrigin = hopOrigin === origin;
         if (sameOrigin) hops.ended(origin);
+        // A hop to where no link would be followed (a login wall's `/login?next=…` for every page
+        // behind it, robots.txt, a trap) is not followed either: each page behind a login wall was
+        // stored as one more copy of its form. A seed is the user's own choice and goes wherever it
+        // redirects.
+        if (input.depth > 0 && isLeftAlone(location)) return false;
         const hop = await robots.check(location, hopOrigin, robotsOptions);
         if (!hop.allowed) refusedHop = { url: location, verdict: hop };
         if (!hop.allowed) return false;

@@ -331,12 +331,26 @@ async function markExactOrCanonicalDuplicate(
     return true;
   }
   if (page.canonicalUrl) {
-    const target = await tx.query<{ id: string }>('SELECT id::text FROM pages WHERE url = $1', [
-      page.canonicalUrl,
-    ]);
-    const id = target.rows[0]?.id;
-    await markDuplicate(tx, page.id, id === undefined ? null : Number(id), 'canonical', page.canonicalUrl);
-    return true;
+    const target = await tx.query<{ id: string; original: boolean }>(
+      `SELECT id::text, (removed_at IS NULL AND NOT noindex AND duplicate_kind IS DISTINCT FROM 'exact'
+                         AND duplicate_kind IS DISTINCT FROM 'canonical') AS original
+         FROM pages WHERE url = $1`,
+      [page.canonicalUrl],
+    );
+    const row = target.rows[0];
+    // A canonical page that is stored but will never be searchable (a tombstone, noindex, or itself
+    // an exact or canonical copy, as in two pages naming each other) holds none of this page's
+    // content: filed as its copy, this page would be indexed nowhere.
+    if (row === undefined || row.original) {
+      await markDuplicate(
+        tx,
+        page.id,
+        row === undefined ? null : Number(row.id),
+        'canonical',
+        page.canonicalUrl,
+      );
+      return true;
+    }
   }
   // Only a page stored as such a copy has one to clear (`previous` is its row, read in this
   // transaction); for every other page this was a round trip that matched nothing.

@@ -49,6 +49,20 @@ export const SITEMAP_CONTENT_TYPES: readonly string[] = [
   'application/x-gzip',
   'application/octet-stream',
 ];
+
+/**
+ * A sitemap the site names (robots.txt, an index, the crawl's input) is also read under `text/html`
+ * or no type at all: sitemaps made by scripts (a `sitemap.php`, a CMS plugin) often go out under the
+ * script's default type, or none, and were refused. What the body is, XML or a text list, is told from
+ * its first bytes (`parseBody`); an HTML page read as one yields no URL. The guessed `/sitemap.xml`
+ * keeps to the sitemap types: there, HTML is most often the site's not-found page answering 200.
+ */
+function acceptSitemap(guessed: boolean): (mediaType: string | undefined) => boolean {
+  return (mediaType) =>
+    mediaType === undefined
+      ? !guessed
+      : SITEMAP_CONTENT_TYPES.includes(mediaType) || (!guessed && mediaType === 'text/html');
+}
 const DEFAULT_MAX_SITEMAPS = 50;
 const DEFAULT_MAX_URLS_PER_ORIGIN = 50_000;
 const CLAIM_BATCH = 1000;
@@ -179,7 +193,7 @@ export async function ingestSitemapsCore(
         await spacing.wait(origin, limits.delayMs);
         const fetched = await fetchPage(sitemap.url, {
           ...fetchOptions,
-          allowedContentTypes: SITEMAP_CONTENT_TYPES,
+          acceptResponse: acceptSitemap(sitemap.guessed),
           maxBodyBytes: SITEMAP_MAX_BYTES,
           maxRedirects: spec.maxRedirects,
         }).finally(() => spacing.ended(origin));

@@ -110,6 +110,23 @@ export function isSphinxSourceTwin(url: string): boolean {
   }
 }
 
+/**
+ * Files at an origin's root that speak to machines, not readers: robots.txt, the ads.txt sellers
+ * lists and whatever lives under `/.well-known/`. Now that text/plain is fetched by default, a link
+ * or a redirect to one stored its rules as a page, searchable beside the site's content.
+ */
+const MACHINE_FILES = new Set(['/robots.txt', '/ads.txt', '/app-ads.txt']);
+
+export function isMachineFile(url: string): boolean {
+  let pathname: string;
+  try {
+    pathname = new URL(url).pathname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return MACHINE_FILES.has(pathname) || pathname.startsWith('/.well-known/');
+}
+
 /** The extension of each document type a crawl may fetch (`contentTypes`) that the list above holds. */
 const DOCUMENT_EXTENSIONS: Readonly<Record<string, string>> = { pdf: 'pdf', docx: 'docx' };
 

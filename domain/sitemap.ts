@@ -212,9 +212,9 @@ export function createSitemapParser(
         ended = true;
         if (!stopped) {
           tokenizer.end();
-          // A file cut off inside an entry (a truncated download) still yields what it had.
-          if (field && entry && !field.overflow && entry.fields[field.name] === undefined)
-            entry.fields[field.name] = field.text;
+          // A file cut off inside an entry (a damaged or capped download) still yields the fields it
+          // closed; the one it was cut in is dropped: half a `<loc>` is another URL (`/docs/getting-sta`),
+          // which the crawl would fetch and count as a failure.
           if (entry) emit(entry);
           entry = undefined;
         }

@@ -21,6 +21,7 @@ import { findRepeatedGroup, type RepeatedGroup } from './repeated-blocks';
 import { replaceTags, sanitizeHtml } from './sanitize';
 import { selectByChain } from './selector-chain';
 import { keepStreamPlaceholders, mayHaveStreamedSegments, revealStreamedSegments } from './streamed-segments';
+import { noteSoleHeading, restoreSoleHeading } from './title-heading';
 
 /** Seed 004's chain: landmarks first, then containers of common documentation and blog generators. */
 export const DEFAULT_CONTENT_SELECTORS: readonly string[] = [
@@ -325,10 +326,13 @@ const squash = (text: string) => text.replace(/\s+/g, '');
 
 function runReadability(doc: Document, chrome: ChromeOptions): Candidate | undefined {
   try {
+    // Read before Readability rewrites the document, which may drop this heading as its title.
+    const heading = noteSoleHeading(doc);
     const article = new Readability<Node>(doc, { keepClasses: true, serializer: (node) => node }).parse();
     const root = article?.content as Element | null | undefined;
     if (!root) return undefined;
     removeChrome(root, chrome);
+    if (heading && article?.title) restoreSoleHeading(root, heading, article.title);
     return measure(root, 'readability');
   } catch {
     // Readability throws on some malformed documents; the body fallback still answers.

@@ -1,5 +1,6 @@
 import type { ContentTypeName } from '../../domain/crawl-spec.ts';
 import { type SniffedDocumentType, sniffDocumentType } from '../../domain/document-sniff.ts';
+import { isUnknownMediaType, sniffsAsHtml } from '../../domain/html-sniff.ts';
 import { looksBinary } from '../../extract/binary-content.ts';
 import { DOCX_MIME, documentTypeOf } from '../../extract/documents/document-type.ts';
 import { InvalidFetchOptionsError } from './errors.ts';
@@ -205,15 +206,19 @@ function isGenericMediaType(mediaType: string | undefined): boolean {
  * as text/plain or octet-stream to a crawl of HTML and PDFs is refused on its headers, its body never
  * downloaded. A generic type at a URL that says nothing (`/download?id=3`) can only be told by its
  * bytes: it is read, within the body cap, when the crawl asks for a type with a signature (PDF,
- * DOCX), and judged by {@link admitResponseKind} once it is in.
+ * DOCX), and judged by {@link admitResponseKind} once it is in. So is a body with no type at all
+ * when the crawl takes HTML: it may be a page, told by its first bytes as a browser tells it.
  */
 export function acceptResponseFor(
   contentTypes: readonly ContentTypeName[],
 ): (mediaType: string | undefined, finalUrl: string) => boolean {
   const sniffable = contentTypes.some((name) => Object.hasOwn(SNIFFED_MEDIA_TYPES, name));
+  const html = contentTypes.includes('html');
   return (mediaType, finalUrl) => {
     const kind = responseKindOf(mediaType, finalUrl);
     if (kind !== undefined) return contentTypes.includes(kind);
+    // An untyped body may be a page, which only its first bytes can tell (see admitResponseKind).
+    if (html && isUnknownMediaType(mediaTypeOf(mediaType))) return true;
     return sniffable && isGenericMediaType(mediaType);
   };
 }
@@ -231,8 +236,9 @@ export function responseKindOf(mediaType: string | undefined, url: string): Cont
  * bytes) becomes `unsupported-content-type`, as if `fetchPage` had refused it; so does binary data
  * served as HTML (marked `binary`), which is no page whatever its label says. A generic type at a URL
  * that says nothing is taken by its bytes (`%PDF-`, a ZIP holding `word/document.xml`) and kept under
- * that document's media type. A PDF or DOCX cut at `--max-body-bytes` becomes `too-large`: unlike
- * HTML or text, half a binary document cannot be read at all.
+ * that document's media type; one with no type at all that opens like HTML (`<!doctype html`, `<html`:
+ * MIME Sniffing's patterns) is a page, kept as `text/html`. A PDF or DOCX cut at `--max-body-bytes`
+ * becomes `too-large`: unlike HTML or text, half a binary document cannot be read at all.
  */
 export function admitResponseKind(
   response: FetchPageResult,
@@ -253,6 +259,14 @@ export function admitResponseKind(
     // Stored under the sniffed type, the page is read as that document again on the page path
     // (which goes by `pages.content_type` and the URL, and would find neither saying so).
     fetched = { ...fetched, contentType: SNIFFED_MEDIA_TYPES[sniffed] };
+  } else if (
+    kind === undefined &&
+    isUnknownMediaType(mediaTypeOf(fetched.contentType)) &&
+    sniffsAsHtml(fetched.body)
+  ) {
+    // No Content-Type, but `<!doctype html>…`: a page, as a browser would render it.
+    kind = 'html';
+    fetched = { ...fetched, contentType: 'text/html' };
   }
   if (kind === undefined || !contentTypes.includes(kind)) {
     return {

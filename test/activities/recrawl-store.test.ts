@@ -58,10 +58,16 @@ async function summarised(p: string): Promise<void> {
   );
 }
 
-const visit = async (crawlId: string, p: string, hash: string, noindex = false) => {
+const visit = async (crawlId: string, p: string, hash: string, noindex = false, canonical?: string) => {
   const previous = await loadKnownPage(db, `${ORIGIN}${p}`);
   const id = await page(p, hash);
-  return db.transaction((tx) => trackStoredVisit(tx, crawlId, { id, contentHash: hash, noindex }, previous));
+  const stored = {
+    id,
+    contentHash: hash,
+    noindex,
+    ...(canonical ? { canonicalUrl: `${ORIGIN}${canonical}` } : {}),
+  };
+  return db.transaction((tx) => trackStoredVisit(tx, crawlId, stored, previous));
 };
 
 describe('visits', () => {
@@ -136,6 +142,29 @@ describe('visits', () => {
     expect(marked.rows[0]).toEqual({ of: String(original), kind: 'exact' });
     await page('/orig', 'other');
     expect((await visit('c9', '/copy', 'same')).duplicate).toBeUndefined();
+  });
+
+  it('files a rel=canonical copy under a live page, never under one that is itself a copy', async () => {
+    const kindOf = async (p: string) =>
+      (
+        await db.query<{ kind: string | null }>('SELECT duplicate_kind AS kind FROM pages WHERE url = $1', [
+          `${ORIGIN}${p}`,
+        ])
+      ).rows[0]?.kind;
+    // The canonical page is live (or not fetched yet): this page is its copy.
+    await page('/guide', 'guide', { extracted_hash: 'guide', indexed_at: new Date() });
+    expect((await visit('c11', '/guide?print=1', 'guide-print', false, '/guide')).duplicate).toBe(true);
+    expect((await visit('c11', '/cycle-a', 'aardvarks', false, '/cycle-b')).duplicate).toBe(true);
+    // Two pages naming each other: the second is not filed under the first, a copy kept out of search,
+    // or neither page's words would be searchable.
+    expect((await visit('c11', '/cycle-b', 'badgers', false, '/cycle-a')).duplicate).toBeUndefined();
+    expect(await kindOf('/cycle-b')).toBeNull();
+    // Nor under a tombstone or a noindex page.
+    await page('/gone', 'gone', { removed_at: new Date(), removed_reason: 'http-404' });
+    expect((await visit('c11', '/to-gone', 'zebras', false, '/gone')).duplicate).toBeUndefined();
+    await db.query('UPDATE pages SET noindex = true WHERE url = $1', [`${ORIGIN}/guide`]);
+    expect((await visit('c12', '/guide?print=1', 'guide-print', false, '/guide')).duplicate).toBeUndefined();
+    expect(await kindOf('/guide?print=1')).toBeNull();
   });
 
   it('never files an empty body as a copy of another empty one', async () => {

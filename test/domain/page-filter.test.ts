@@ -27,6 +27,21 @@ describe('non-page extensions and the crawl content types', () => {
     expect(isCrawlable('https://h.org/_sources/index.html', everywhere, all)).toBe(true);
   });
 
+  it('leaves out robots.txt and the other files an origin keeps for machines', () => {
+    const all = ['html', 'pdf', 'markdown', 'text', 'docx'];
+    for (const url of [
+      'https://h.org/robots.txt',
+      'https://h.org/ads.txt',
+      'https://h.org/app-ads.txt',
+      'https://h.org/.well-known/security.txt',
+    ]) {
+      expect(isCrawlable(url, everywhere, all), url).toBe(false);
+    }
+    // Files of those names that are not the origin's own are text like any other.
+    expect(isCrawlable('https://h.org/docs/robots.txt', everywhere, all)).toBe(true);
+    expect(isCrawlable('https://h.org/robots.txt.html', everywhere, all)).toBe(true);
+  });
+
   it('isCrawlable passes the content types on', () => {
     expect(isCrawlable('https://h.org/report.pdf', everywhere)).toBe(false);
     expect(isCrawlable('https://h.org/report.pdf', everywhere, ['pdf'])).toBe(true);

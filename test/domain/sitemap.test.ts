@@ -129,7 +129,26 @@ describe('createSitemapParser', () => {
       'https://example.com/3',
     ]);
     expect(parse(broken[1] as string).entries.map((e) => e.loc)).toEqual(['https://example.com/a']);
-    expect(parse(broken[2] as string).entries.map((e) => e.loc)).toEqual(['https://example.com/cut']);
+    // Cut inside its <loc>, the entry has no URL: the text read so far is only a prefix of one.
+    expect(parse(broken[2] as string).entries).toEqual([]);
+  });
+
+  it('keeps the entries a cut-off file closed, and none from a <loc> the cut fell in', () => {
+    const full = `<urlset>
+      <url><loc>https://example.com/docs/install</loc><lastmod>2024-05-17</lastmod></url>
+      <url><loc>https://example.com/docs/getting-started</loc><priority>0.8</priority></url>
+    </urlset>`;
+    const inLoc = full.indexOf('getting-sta') + 'getting-sta'.length;
+    for (const chunkSize of [1, 7, full.length]) {
+      expect(parse(full.slice(0, inLoc), chunkSize).entries.map((e) => e.loc)).toEqual([
+        'https://example.com/docs/install',
+      ]);
+    }
+    // Cut after the <loc> closed, in a later field: the URL is whole and kept, the cut field is not.
+    const inPriority = full.indexOf('0.8') + 2;
+    expect(parse(full.slice(0, inPriority)).entries.slice(1)).toEqual([
+      { kind: 'url', loc: 'https://example.com/docs/getting-started' },
+    ]);
   });
 
   it('drops a <loc> longer than the limit instead of buffering it', () => {

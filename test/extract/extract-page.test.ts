@@ -104,6 +104,39 @@ describe('metadata', () => {
   });
 });
 
+describe('the main heading', () => {
+  // Readability takes the only <h1> for its title when the <title> is short, and drops it as a repeat.
+  const cafe = (title: string, header = '') =>
+    `<html><head><title>${title}</title></head><body>${header}<main><h1>Café opening hours and menu</h1>
+      <p>Our small café on the corner serves coffee, tea and cakes to the whole neighbourhood.</p>
+      <h2>Menu</h2><p>Espresso, latte and many other drinks are served here every day of the week.</p>
+      </main></body></html>`;
+
+  it('keeps the words of the only <h1> when the <title> is short', () => {
+    const page = extractPage(cafe('Café'), 'https://cafe.example/hours');
+    expect(page.strategy).toBe('readability');
+    expect(h1Lines(page.markdown)).toEqual(['# Café opening hours and menu']);
+    expect(page.text).toContain('opening hours and menu');
+    expect(page.markdown).toContain('## Menu');
+  });
+
+  it('keeps a short only <h1> as the H1, not as an H2 under a short <title>', () => {
+    const html = cafe('Café').replace('Café opening hours and menu', 'Opening hours');
+    const page = extractPage(html, 'https://cafe.example/hours');
+    expect(h1Lines(page.markdown)).toEqual(['# Opening hours']);
+    expect(page.markdown).not.toContain('## Opening hours');
+  });
+
+  it('does not take a site-wide <h1> from the header for the page heading', () => {
+    const header =
+      '<div class="masthead"><h1>Corner Café</h1><span>Coffee since 1984, open daily</span></div>';
+    const html = cafe('Hours', header).replace('<h1>Café opening hours and menu</h1>', '');
+    const page = extractPage(html, 'https://cafe.example/hours');
+    expect(h1Lines(page.markdown)).toEqual(['# Hours']);
+    expect(page.markdown).not.toContain('Corner Café');
+  });
+});
+
 describe('bad input returns within bounded time', () => {
   const cases: [string, string][] = [
     ['empty', ''],

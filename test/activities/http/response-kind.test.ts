@@ -58,7 +58,10 @@ describe('response kinds and the crawl content types', () => {
     expect(htmlAndMarkdown('text/plain', 'https://h.org/README.md')).toBe(true);
     expect(htmlAndMarkdown('text/plain', 'https://h.org/notes.txt')).toBe(false);
     expect(htmlAndMarkdown('application/octet-stream', 'https://h.org/download?id=3')).toBe(false);
-    expect(htmlAndMarkdown(undefined, 'https://h.org/page')).toBe(false);
+    expect(htmlAndMarkdown('application/octet-stream', 'https://h.org/page')).toBe(false);
+    // No type at all may still be a page: read, to be sniffed as a browser would.
+    expect(htmlAndMarkdown(undefined, 'https://h.org/page')).toBe(true);
+    expect(acceptResponseFor(['markdown'])(undefined, 'https://h.org/page')).toBe(false);
     expect(acceptResponseFor(['html'])('application/pdf', 'https://h.org/r.pdf')).toBe(false);
   });
 
@@ -99,6 +102,31 @@ describe('response kinds and the crawl content types', () => {
     const page = '<html><body><p>Runner beans climb fast.\u0000</p></body></html>';
     expect(admitResponseKind(ok('text/html', 'https://h.org/b.html', false, page), ['html'], 1e6).kind).toBe(
       'ok',
+    );
+  });
+
+  it('takes a body sent without a Content-Type as a page when it opens like HTML, as browsers do', () => {
+    const url = 'https://h.org/cgi-bin/page';
+    const untyped = (text: string, type = '') => ok(type, url, false, text);
+    const page =
+      '\n  <!DOCTYPE html><html><head><title>Runner beans</title></head><body><p>Climb.</p></body></html>';
+    for (const type of ['', 'unknown/unknown', 'application/unknown', '*/*']) {
+      expect(admitResponseKind(untyped(page, type), ['html', 'pdf'], 1e6)).toMatchObject({
+        kind: 'ok',
+        contentType: 'text/html',
+      });
+    }
+    for (const start of ['<html lang="en">', '<HEAD>', '<p>Hi</p>', '<!-- c -->', '<body>']) {
+      expect(admitResponseKind(untyped(start), ['html'], 1e6).kind, start).toBe('ok');
+    }
+    // Text that only mentions a tag, a tag the standard does not list, and a crawl without HTML.
+    for (const other of ['Runner beans <html>', '<progress>', '<Abbr>', '{"html": "<p>"}', '<p']) {
+      expect(admitResponseKind(untyped(other), ['html'], 1e6).kind, other).toBe('unsupported-content-type');
+    }
+    expect(admitResponseKind(untyped(page), ['markdown', 'pdf'], 1e6).kind).toBe('unsupported-content-type');
+    // octet-stream is a download to a browser too, never a page.
+    expect(admitResponseKind(untyped(page, 'application/octet-stream'), ['html'], 1e6).kind).toBe(
+      'unsupported-content-type',
     );
   });
 
