@@ -14,7 +14,7 @@ import type { Database, Queryable } from '../db/database';
 import { CONTENT_TYPES } from '../domain/crawl-spec';
 import { isCrawlable, isLeftAlone } from '../domain/crawlable';
 import { normalizeLanguageTag } from '../domain/languages';
-import type { LinkExtraction } from '../domain/links';
+import type { ExtractedLink, LinkExtraction } from '../domain/links';
 import { originGapMs } from '../domain/politeness/gap';
 import { detectRedirectStub, type RedirectStub } from '../domain/redirect-stub';
 import type { FetchTier } from '../domain/render-decision';
@@ -184,6 +184,7 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         fetched.kind === 'ok'
           ? await store(db, input, fetched, await scopeOfPage(scopes, input, fetched.finalUrl), 'http', {
               assess: input.assessRender === true,
+              robots,
               signal: context.cancellationSignal,
               ...(deadlineMs ? { deadlineMs } : {}),
             })
@@ -314,6 +315,8 @@ export function describeFailure(fetched: Exclude<FetchPageResult, { kind: 'ok' }
 export interface StoreOptions extends PageTaskOptions {
   /** Also run the render heuristics on the HTML; the verdict is `renderAssessment` in the result. */
   assess?: boolean;
+  /** The crawl's robots.txt policy, asked about each link as the page wrote it (`ExtractedLink.asWritten`). */
+  robots?: RobotsPolicy;
 }
 
 /**
@@ -346,7 +349,7 @@ export async function store(
     nofollow: extraction.metaRobots.nofollow || headerRobots.nofollow,
   };
   // nofollow pages still record their edges in the graph; their links are just not followed.
-  const candidates = directives.nofollow ? [] : followable(extraction, input, inScope);
+  const candidates = directives.nofollow ? [] : followable(extraction, input, inScope, options.robots);
   const edges = dedupeEdges(extraction);
   const canonicalUrl = otherCanonical(extraction, finalUrl, inScope);
   if (canonicalUrl && !directives.nofollow)
@@ -607,11 +610,18 @@ function followable(
   extraction: LinkExtraction,
   input: FetchAndStoreInput,
   inScope: ScopePredicate,
+  robots: RobotsPolicy | undefined,
 ): DiscoveredUrl[] {
   const depth = input.depth + 1;
   if (depth > input.spec.maxDepth) return [];
   const urls = extraction.links
-    .filter((link) => !link.nofollow && link.tag !== 'link' && keepsLanguage(link.hreflang, input.spec.lang))
+    .filter(
+      (link) =>
+        !link.nofollow &&
+        link.tag !== 'link' &&
+        keepsLanguage(link.hreflang, input.spec.lang) &&
+        !refusedAsWritten(link, robots, input.spec.userAgent),
+    )
     .map((link) => link.url);
   if (extraction.metaRefreshUrl) urls.push(extraction.metaRefreshUrl);
   const seen = new Set<string>();
@@ -624,6 +634,25 @@ function followable(
     result.push({ url, origin: originOf(url), depth });
   }
   return result;
+}
+
+/**
+ * Whether robots.txt refuses the link in the form the page wrote it, which canonicalisation changed
+ * (parameters sorted or dropped) into one it might allow: `/search?q=x&page=2` under
+ * `Disallow: /search?q=` would otherwise be fetched as `/search?page=2&q=x`. The fetch checks the
+ * canonical form itself. Judged from robots.txt this process holds (the page's own origin's, checked
+ * just before its fetch, and any other's read lately); an origin whose robots.txt is not at hand is
+ * not asked for it here, at discovery.
+ */
+function refusedAsWritten(link: ExtractedLink, robots: RobotsPolicy | undefined, userAgent: string): boolean {
+  if (!link.asWritten || !robots) return false;
+  let origin: string;
+  try {
+    origin = originOf(link.url);
+  } catch {
+    return false;
+  }
+  return robots.memoryVerdict(link.asWritten, origin, userAgent)?.allowed === false;
 }
 
 /**

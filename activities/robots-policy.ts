@@ -138,6 +138,16 @@ export function createRobotsPolicy({ db, resolve }: { db: Database; resolve?: Re
 
   return {
     load,
+    /**
+     * The verdict from a robots.txt this process holds in memory (fresh), or undefined: for checks
+     * too many to pay a query each (every link of a page), where not knowing means asking later.
+     */
+    memoryVerdict(url: string, origin: string, userAgent: string): RobotsVerdict | undefined {
+      const record = memory.get(origin);
+      return record && Date.now() - record.fetchedAtMs < CACHE_TTL_MS
+        ? evaluate(record.rules, url, userAgent)
+        : undefined;
+    },
     /** The verdict from a fresh cached robots.txt, or undefined when one would have to be fetched. */
     async cachedVerdict(url: string, origin: string, userAgent: string): Promise<RobotsVerdict | undefined> {
       const record = await cached(origin);

@@ -8,7 +8,7 @@
  * flags and counters, so this stays linear in the input and uses no recursion.
  */
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
-import { canonicalizeUrl, InvalidUrlError } from './url';
+import { canonicalizeUrl, InvalidUrlError, normalizePercentEncoding } from './url';
 
 /** One outgoing link of a page. */
 export interface ExtractedLink {
@@ -24,6 +24,13 @@ export interface ExtractedLink {
   tag: 'a' | 'area' | 'link';
   /** The link's `hreflang`, trimmed, when it names one: a language alternate (`--lang` skips others). */
   hreflang?: string;
+  /**
+   * The absolute URL as the page wrote it (no fragment), when its path or query differs from `url`'s
+   * beyond what robots.txt matching ignores: query parameters sorted or dropped, a `;jsessionid`
+   * removed. robots.txt is asked about this form too (`/search?q=x&page=2` under `Disallow: /search?q=`
+   * must not be fetched as the allowed `/search?page=2&q=x`).
+   */
+  asWritten?: string;
 }
 
 /** Everything {@link extractLinks} finds in one page. */
@@ -131,6 +138,7 @@ function resolve(found: Collector, pageUrl: string, maxLinks: number): LinkExtra
     }
     seen.add(key);
     const nofollow = raw.rel.split(' ').some((token) => NOFOLLOW_RELS.has(token));
+    const asWritten = writtenForm(raw.href, base, url);
     result.links.push({
       url,
       anchorText: raw.anchorText,
@@ -138,6 +146,7 @@ function resolve(found: Collector, pageUrl: string, maxLinks: number): LinkExtra
       nofollow,
       tag: raw.tag,
       ...(raw.hreflang ? { hreflang: raw.hreflang } : {}),
+      ...(asWritten ? { asWritten } : {}),
     });
   }
   const canonical = found.canonicalHref === undefined ? null : resolveHref(found.canonicalHref, base);
@@ -157,6 +166,28 @@ function effectiveBase(baseHref: string | undefined, pageUrl: string): string {
     // An unusable <base> is ignored, as browsers do.
   }
   return pageUrl;
+}
+
+/**
+ * The link as written, absolute and without its fragment, when canonicalisation changed its query or
+ * path parameters; undefined otherwise. Only an href with a `?` or `;` can differ that way (the rest
+ * of canonicalisation — case of scheme and host, default port, escapes of unreserved characters, dot
+ * segments — is what robots.txt matching ignores or the URL parser does anyway).
+ */
+function writtenForm(href: string, base: string, canonical: string): string | undefined {
+  if (!href.includes('?') && !href.includes(';')) return undefined;
+  let written: URL;
+  try {
+    written = new URL(href.trim(), base);
+  } catch {
+    return undefined;
+  }
+  written.hash = '';
+  const target = new URL(canonical);
+  const pathAndQuery = (url: URL) => `${url.pathname}${url.search === '?' ? '' : url.search}`;
+  return normalizePercentEncoding(pathAndQuery(written)) === normalizePercentEncoding(pathAndQuery(target))
+    ? undefined
+    : written.href;
 }
 
 function resolveHref(href: string, base: string): string | null {

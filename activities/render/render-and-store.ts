@@ -227,7 +227,7 @@ export function createRenderAndStore({ db, robots, pool = renderPool, resolve }:
     await recordRender(db, input, { outcome: 'ok', status: rendered.status, rendered });
     // The rendered DOM is judged in the same thread pass as its links; the HTML the server sent, apart.
     const [{ renderAssessment: renderedAssessment, ...stored }, rawAssessment] = await Promise.all([
-      store(db, input, fetched, inScope, 'browser', { assess: true, signal }),
+      store(db, input, fetched, inScope, 'browser', { assess: true, signal, robots }),
       assessRaw(rendered.rawHtml, signal),
     ]);
     return {

@@ -1,22 +1,18 @@
 /**
  * The fetch activity against odd servers, with a real PGlite store and a loopback site: a page sent
- * without a Content-Type is stored as the page it is, and a redirect to where no link would be
- * followed (a login wall, robots.txt) is not followed from a discovered page.
+ * without a Content-Type is stored as the page it is, a redirect to where no link would be followed
+ * (a login wall, robots.txt) is not followed from a discovered page, and a link robots.txt refuses as
+ * the page wrote it is not followed in the canonical form it would allow.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetchAndStore } from '../../activities/fetch-and-store';
-import { closePageAnalysisPool } from '../../activities/page-analysis-pool';
 import { createRobotsPolicy } from '../../activities/robots-policy';
-import type { FetchSpec } from '../../activities/types';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import type { PgliteDatabase } from '../../db/pglite-database';
 import { runAsActivity } from '../../testbed/activity-context';
-import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { type LoopbackStore, loopbackFetchSpec, openLoopbackStore } from '../../testbed/loopback-store';
+import type { SiteServer } from '../../testbed/site-server';
 
-let dir: string;
+let store: LoopbackStore;
 let db: PgliteDatabase;
 let site: SiteServer;
 
@@ -28,11 +24,15 @@ const LOGIN =
   '<!DOCTYPE html><html><head><title>Sign in</title></head><body><form><input name="user">' +
   '<input name="password" type="password"><button>Sign in</button></form></body></html>';
 
+const SEARCH_LINKS =
+  '<!DOCTYPE html><html><head><title>Seed search</title></head><body><main><h1>Seed search</h1>' +
+  '<p>Results for beans, and the next page of them.</p>' +
+  '<a href="/search?q=beans&amp;page=2">Next page</a> <a href="/search?page=3&amp;q=peas">Peas, page 3</a>' +
+  '<a href="/shop?id=7&amp;ref=list">Seeds</a></main></body></html>';
+
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-fetch-hostile-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
-  site = await serveSite(undefined);
+  store = await openLoopbackStore('gleaner-fetch-hostile-');
+  ({ db, site } = store);
   // A CGI script or a hand-rolled server that sends no Content-Type at all.
   site.route('/cgi-bin/beans', (_req, res) => {
     res.removeHeader('content-type');
@@ -52,29 +52,16 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/zip' }).end('PK\x03\x04'),
   );
   site.route('/robots.txt', (_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private\n'),
+    res
+      .writeHead(200, { 'content-type': 'text/plain' })
+      .end('User-agent: *\nDisallow: /private\nDisallow: /search?q=\nDisallow: /shop?id=\n'),
   );
+  site.route('/find', (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(SEARCH_LINKS));
 }, 120_000);
 
-afterAll(async () => {
-  await closePageAnalysisPool();
-  await site?.close();
-  await db?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => store?.close());
 
-const spec = (): FetchSpec => ({
-  scope: 'same-origin',
-  seeds: [site.url],
-  domains: [],
-  includePrefixes: [],
-  exclude: [],
-  maxDepth: 5,
-  userAgent: 'gleaner-test',
-  allowHosts: ['127.0.0.1'],
-  maxBodyBytes: 10 * 1024 * 1024,
-  maxRedirects: 5,
-});
+const spec = () => loopbackFetchSpec(site.url);
 
 function fetchAndStore(pathAndQuery: string, depth: number) {
   const activity = createFetchAndStore({ db, robots: createRobotsPolicy({ db }) });
@@ -117,5 +104,19 @@ describe('fetchAndStore on odd servers', () => {
     // The user named this URL: it goes where the server sends it.
     expect(await fetchAndStore('/members/plot-12', 0)).toMatchObject({ outcome: 'ok' });
     expect(await storedUrls()).toContain('/login?next=%2Fmembers%2Fplot-12');
+  });
+
+  it('does not follow a link robots.txt refuses as written, in the canonical form it would allow', async () => {
+    // Canonical forms sort the parameters: `/search?page=2&q=beans` and `/shop?id=7&ref=list`
+    // (unchanged). robots.txt refuses `/search?q=beans&page=2` as the page wrote it.
+    const result = await fetchAndStore('/find', 1);
+    expect(result).toMatchObject({ outcome: 'ok' });
+    const discovered = result.discovered.map((found) => found.url.slice(site.origin.length));
+    expect(discovered).not.toContain('/search?page=2&q=beans');
+    // Allowed as written (`/search?page=3…` is not `/search?q=…`): followed in its canonical form.
+    expect(discovered).toContain('/search?page=3&q=peas');
+    // A form robots.txt refuses either way is left to the fetch, which refuses it.
+    expect(discovered).toContain('/shop?id=7&ref=list');
+    expect(await fetchAndStore('/shop?id=7&ref=list', 2)).toMatchObject({ outcome: 'robots-blocked' });
   });
 });

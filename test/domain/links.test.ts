@@ -8,6 +8,7 @@ import { cpuMs } from '../../testbed/cpu-time';
 import { unpackSite } from '../../testbed/sites';
 
 const PAGE = 'http://127.0.0.1:8080/docs/page.html';
+const PAGE_ORIGIN = 'http://127.0.0.1:8080';
 
 function linksOf(html: string, pageUrl = PAGE): ExtractedLink[] {
   return extractLinks(html, pageUrl).links;
@@ -101,7 +102,33 @@ describe('extractLinks fixtures', () => {
         tag: 'a',
       },
       { url: 'http://127.0.0.1:8080/up', anchorText: 'Up', rel: '', nofollow: false, tag: 'a' },
-      { url: 'http://127.0.0.1:8080/root?a=2&b=1', anchorText: 'Root', rel: '', nofollow: false, tag: 'a' },
+      {
+        url: 'http://127.0.0.1:8080/root?a=2&b=1',
+        anchorText: 'Root',
+        rel: '',
+        nofollow: false,
+        tag: 'a',
+        // Sorted into its canonical form: the form the page wrote is kept for robots.txt.
+        asWritten: 'http://127.0.0.1:8080/root?b=1&a=2',
+      },
+    ]);
+  });
+
+  it('keeps the form a link was written in only where canonicalisation changed its parameters', () => {
+    const links = linksOf(
+      '<a href="/s?q=x&amp;page=2">sorted</a><a href="/p?id=1&amp;utm_source=feed">tracked</a>' +
+        '<a href="/a;jsessionid=AB12?x=1">session</a><a href="/s?a=1&amp;b=2#top">already</a>' +
+        '<a href="/%7Euser/A%2fb?">escapes</a><a href="/plain">plain</a>',
+    );
+    expect(
+      links.map((link) => [link.url.slice(PAGE_ORIGIN.length), link.asWritten?.slice(PAGE_ORIGIN.length)]),
+    ).toEqual([
+      ['/s?page=2&q=x', '/s?q=x&page=2'],
+      ['/p?id=1', '/p?id=1&utm_source=feed'],
+      ['/a?x=1', '/a;jsessionid=AB12?x=1'],
+      ['/s?a=1&b=2', undefined],
+      ['/~user/A%2Fb', undefined],
+      ['/plain', undefined],
     ]);
   });
 
