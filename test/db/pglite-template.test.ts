@@ -195,7 +195,12 @@ describe('stores made from the migrated PGlite template', () => {
     });
     try {
       expect(existsSync(leftover)).toBe(false);
-      expect(readdirSync(path.join(dir, 's1')).sort()).toEqual(['pgdata', 'pgdata.lock', 'pgdata.password']);
+      expect(readdirSync(path.join(dir, 's1')).sort()).toEqual([
+        'pgdata',
+        'pgdata.lock',
+        'pgdata.password',
+        'pgdata.socket',
+      ]);
       const passwords = ['s1', 's2'].map((name) =>
         readFileSync(path.join(dir, name, 'pgdata.password'), 'utf8'),
       );
