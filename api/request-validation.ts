@@ -5,7 +5,8 @@
  * caller got wrong, so the body is validated as sent. Both run fastify's own AJV compiler.
  */
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { badRequest } from './errors';
 
 const SHARED_OPTIONS = {
   // Unknown parameters are errors, not silently dropped: `?crawlId=` instead of `?crawl=` says so.
@@ -37,3 +38,30 @@ const buildValidator: ValidatorFactory = (externalSchemas, ajvOptions) => {
 export const requestValidation: FastifyServerOptions['schemaController'] = {
   compilersFactory: { buildValidator },
 };
+
+/**
+ * Refuses a query or path parameter holding a NUL character (`?q=%00`) with a 400 naming it. No
+ * Postgres text can hold one, so the value could match nothing; it reached the database, whose
+ * refusal answered 500 on /search, /context, /tags and /changes.
+ */
+export function installNulParameterGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    for (const [part, values] of [
+      ['query parameter', request.query],
+      ['path parameter', request.params],
+    ] as const) {
+      const name = parameterWithNul(values);
+      if (name !== undefined) throw badRequest(`${part} "${name}" must not contain a NUL character`);
+    }
+  });
+}
+
+function parameterWithNul(values: unknown): string | undefined {
+  if (typeof values !== 'object' || values === null) return undefined;
+  for (const [name, value] of Object.entries(values)) {
+    // A repeated parameter (`?tag=a&tag=b`) arrives as a list.
+    const list: unknown[] = Array.isArray(value) ? value : [value];
+    if (list.some((item) => typeof item === 'string' && item.includes('\u0000'))) return name;
+  }
+  return undefined;
+}

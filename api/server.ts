@@ -14,7 +14,7 @@ import { MetricsScraper, observeApiRequest } from '../infra/metrics';
 import { installAuth } from './auth';
 import { installCrossSiteGuards } from './cross-site-guards';
 import { installErrorHandlers } from './errors';
-import { requestValidation } from './request-validation';
+import { installNulParameterGuard, requestValidation } from './request-validation';
 import { registerChangeRoutes } from './routes/change-routes';
 import { registerContextRoutes } from './routes/context-routes';
 import { registerCrawlRoutes } from './routes/crawl-routes';
@@ -106,6 +106,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   installErrorHandlers(app);
   installCrossSiteGuards(app, { allowedHosts: deps.allowedHosts ?? [] });
   installAuth(app, { ...(deps.token ? { token: deps.token } : {}), searchOpen: deps.searchOpen ?? true });
+  installNulParameterGuard(app);
   const metrics = new MetricsScraper(
     { db: deps.db, temporal: deps.temporal, namespace: deps.namespace ?? 'default' },
     deps.metricsMaxAgeMs === undefined ? {} : { maxAgeMs: deps.metricsMaxAgeMs },

@@ -42,8 +42,15 @@ export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptio
     ),
     ...auth,
   }).catch((error: unknown) => {
-    if ((error as { code?: string }).code === 'EADDRINUSE') {
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE') {
       throw new UsageError(`port ${port} is in use; choose another with --port (0 picks a free one)`);
+    }
+    // A listen address that is no address of this machine, or a name that resolves to none, is the
+    // caller's to fix: before, "unexpected error" and exit 1, as if gleaner had failed.
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      const why = code === 'EADDRNOTAVAIL' ? 'not an address of this machine' : 'the name does not resolve';
+      throw new UsageError(`cannot listen on ${host}: ${why}; give one of this machine's addresses or names`);
     }
     throw error;
   });

@@ -46,7 +46,7 @@ export async function runChangesCommand(options: ChangesCommandOptions): Promise
     process.stdout.write(`${lines.join('\n')}\n`);
     return;
   }
-  process.stdout.write(formatChanges(page));
+  process.stdout.write(formatChanges(page, options));
 }
 
 function asUsage<T>(flag: string, parse: () => T): T {
@@ -61,8 +61,15 @@ function usageOf(flag: string, error: unknown): unknown {
   return error instanceof ChangeFeedParamsError ? new UsageError(`${flag}: ${error.message}`) : error;
 }
 
-/** A table: cursor, kind, time, crawl, URL (and what a duplicate copies), then the next cursor. */
-export function formatChanges(page: ChangePage): string {
+/**
+ * A table: cursor, kind, time, crawl, URL (and what a duplicate copies), then the next cursor. The
+ * command it suggests for the rest keeps the read's --crawl and --limit: without --crawl it would
+ * list every crawl's events from there on.
+ */
+export function formatChanges(
+  page: ChangePage,
+  read: Pick<ChangesCommandOptions, 'crawl' | 'limit'> = {},
+): string {
   const lines: string[] = [];
   if (page.events.length === 0) lines.push('No changes after this cursor.');
   else {
@@ -73,7 +80,7 @@ export function formatChanges(page: ChangePage): string {
   lines.push(
     '',
     page.hasMore
-      ? `next cursor: ${page.nextCursor} (more waiting: gleaner changes --since ${page.nextCursor})`
+      ? `next cursor: ${page.nextCursor} (more waiting: ${continueCommand(page.nextCursor, read)})`
       : `next cursor: ${page.nextCursor}`,
   );
   return `${lines.join('\n')}\n`;
@@ -83,4 +90,13 @@ function formatEvent(event: ChangeEvent, width: number): string {
   const at = event.recordedAt.slice(0, 19).replace('T', ' ');
   const copy = event.duplicateOf ? `  (copy of ${event.duplicateOf})` : '';
   return `${event.cursor.padStart(width)}  ${event.kind.padEnd(9)}  ${at}  ${event.crawlId}  ${event.url}${copy}`;
+}
+
+// Both values were checked before the read: a crawl with events has an id of plain characters, and
+// the limit is a whole number, so neither needs quoting for a shell.
+function continueCommand(cursor: string, read: Pick<ChangesCommandOptions, 'crawl' | 'limit'>): string {
+  const words = ['gleaner changes', '--since', cursor];
+  if (read.crawl !== undefined) words.push('--crawl', read.crawl);
+  if (read.limit !== undefined) words.push('--limit', read.limit);
+  return words.join(' ');
 }

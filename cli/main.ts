@@ -9,7 +9,7 @@ import { stopLiveThreads } from '../embed/live-threads';
 import { logger } from '../infra/logger';
 import { isUserFacing } from './errors';
 import { EXTRACT_FORMATS } from './extract-formats';
-import { collect, integerOption, listOption, numberOption } from './options';
+import { collect, integerOption, listOption, MAX_PORT, numberOption } from './options';
 
 const program = new Command('gleaner')
   .description(
@@ -331,7 +331,7 @@ program
   .option(
     '--api-port <port>',
     `HTTP API port (default ${DEFAULT_API_PORT}, or a free one if taken)`,
-    integerOption('--api-port', 0),
+    integerOption('--api-port', 0, MAX_PORT),
   )
   .action(async (options: { apiHost?: string; apiPort?: number }) =>
     (await import('./serve-commands')).runDevCommand({
@@ -344,7 +344,11 @@ program
   .command('api')
   .description('serve the HTTP API (search, pages, graph, crawls, /healthz, /metrics)')
   .option('--host <host>', `address to listen on (default ${DEFAULT_API_HOST})`)
-  .option('--port <port>', `port to listen on (default ${DEFAULT_API_PORT})`, integerOption('--port', 0))
+  .option(
+    '--port <port>',
+    `port to listen on (default ${DEFAULT_API_PORT})`,
+    integerOption('--port', 0, MAX_PORT),
+  )
   .option(
     '--allowed-host <name>',
     'a Host name clients use besides loopback ones (or GLEANER_API_HOSTS); repeatable',

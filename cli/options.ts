@@ -3,15 +3,19 @@ import { InvalidArgumentError } from 'commander';
 import { canonicalizeUrl, originOf } from '../domain/url';
 import { UsageError } from './errors';
 
-export function integerOption(name: string, min: number) {
+export function integerOption(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     if (!/^\d+$/.test(value.trim()))
       throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
     const parsed = Number.parseInt(value, 10);
     if (parsed < min) throw new InvalidArgumentError(`${name} must be at least ${min}, got ${parsed}`);
+    if (parsed > max) throw new InvalidArgumentError(`${name} must be at most ${max}, got ${parsed}`);
     return parsed;
   };
 }
+
+/** The largest TCP port: past it `listen` throws, after the whole stack has been started for nothing. */
+export const MAX_PORT = 65_535;
 
 export function numberOption(name: string, min: number) {
   return (value: string): number => {

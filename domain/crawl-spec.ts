@@ -217,6 +217,8 @@ export class InvalidCrawlSpecError extends Error {
  */
 export function parseCrawlSpec(input: unknown, fallbackCrawlId?: string): CrawlSpec {
   crawlSpecSchema ??= buildCrawlSpecSchema();
+  const nul = nulIssues(input, []);
+  if (nul.length > 0) throw new InvalidCrawlSpecError(nul);
   const result = crawlSpecSchema.safeParse(input);
   if (!result.success) {
     throw new InvalidCrawlSpecError(
@@ -226,4 +228,20 @@ export function parseCrawlSpec(input: unknown, fallbackCrawlId?: string): CrawlS
   const crawlId = result.data.crawlId ?? fallbackCrawlId;
   if (!crawlId) throw new InvalidCrawlSpecError([{ field: 'crawlId', message: 'required' }]);
   return { ...result.data, crawlId };
+}
+
+/**
+ * Strings holding a NUL character, which no Postgres text or jsonb value can: a spec carrying one
+ * (a `userAgent` or `exclude` sent as JSON with `\u0000`) was accepted, and its crawl then retried
+ * recording itself for ever. Refused here instead, with the field, like any other bad value.
+ */
+function nulIssues(value: unknown, path: readonly (string | number)[]): CrawlSpecIssue[] {
+  if (typeof value === 'string')
+    return value.includes('\u0000')
+      ? [{ field: path.join('.'), message: 'must not contain a NUL character (\\u0000)' }]
+      : [];
+  if (Array.isArray(value)) return value.flatMap((item, index) => nulIssues(item, [...path, index]));
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).flatMap(([key, item]) => nulIssues(item, [...path, key]));
+  return [];
 }

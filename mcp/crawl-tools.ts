@@ -11,7 +11,7 @@ import { buildCrawlSpec, type CrawlRequest } from '../domain/crawl-request';
 import { CRAWL_ID_PATTERN, type CrawlSpec, InvalidCrawlSpecError } from '../domain/crawl-spec';
 import { CrawlIdTakenError, newCrawlId, startCrawl } from '../infra/start-crawl';
 import { readCrawlSpec } from './corpus-reads';
-import { type McpDeps, toolError } from './deps';
+import { type McpDeps, strictArguments, toolError } from './deps';
 import { TEMPORAL_DEADLINE_MS } from './live-progress';
 
 const crawlId = z
@@ -70,7 +70,7 @@ export function registerCrawlTools(server: McpServer, deps: McpDeps): void {
         'Crawl a site into the corpus (politely: robots.txt, one request at a time per site). Give the start URLs; ' +
         'by default the crawl stays on their origin. Returns the crawl id at once; follow it with crawl_status and ' +
         'search the new pages as they are indexed.',
-      inputSchema: {
+      inputSchema: strictArguments({
         urls: z.array(z.string().min(1)).min(1).max(100).describe('absolute http(s) URLs to start from'),
         crawlId: crawlId.optional().describe('an id of your choosing (default: time-based)'),
         maxPages: z.number().int().min(1).max(100_000).optional().describe('page budget (default 1000)'),
@@ -87,7 +87,7 @@ export function registerCrawlTools(server: McpServer, deps: McpDeps): void {
           .optional()
           .describe('only URLs under these prefixes'),
         exclude: z.array(z.string().min(1)).max(100).optional().describe('globs or /regex/ of URLs to skip'),
-      },
+      }),
     },
     async ({ urls, crawlId: id, ...rest }) => start({ ...rest, seeds: urls }, id ?? newCrawlId()),
   );
@@ -100,10 +100,10 @@ export function registerCrawlTools(server: McpServer, deps: McpDeps): void {
         'Crawl again what an earlier crawl covered (same seeds and scope, a new crawl id): unchanged pages are ' +
         'skipped cheaply, changed ones re-indexed, removed ones leave search. `onlyDue` revisits only pages due ' +
         'by their learned change interval.',
-      inputSchema: {
+      inputSchema: strictArguments({
         crawlId: z.string().min(1).max(100).describe('the earlier crawl to repeat (from list_sources)'),
         onlyDue: z.boolean().optional().describe('only pages due for a revisit (default false)'),
-      },
+      }),
     },
     async ({ crawlId: previous, onlyDue }) => {
       const spec = await readCrawlSpec(deps.db, previous);

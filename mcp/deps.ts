@@ -1,6 +1,7 @@
 /** What the MCP tools are built on, and the shape of a tool error; shared by the tool modules. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
+import { z } from 'zod';
 import type { Database } from '../db/database';
 import type { SearchOutcome, SearchParams } from '../search/hybrid-search';
 
@@ -33,4 +34,13 @@ export interface McpDeps {
 /** A tool error: the reason as text, flagged so the client shows it to the model as a failure. */
 export function toolError(reason: string): CallToolResult {
   return { content: [{ type: 'text', text: reason }], isError: true };
+}
+
+/**
+ * A tool's arguments as an object that refuses keys it does not name. The SDK's default strips them,
+ * so `{"query": "…", "pathPrefix": "/docs/"}` (the search function's name for `prefix`) searched the
+ * whole corpus and said nothing; the HTTP API refuses unknown parameters the same way.
+ */
+export function strictArguments<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.object(shape).strict();
 }

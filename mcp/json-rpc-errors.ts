@@ -5,7 +5,14 @@
  * the SDK answers neither, and over HTTP Fastify parses the body before the SDK could, while the
  * SDK calls JSON that is no JSON-RPC message a parse error.
  */
-import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * A JSON-RPC error reply. Its own type because `id` may be null, which the SDK's message types
@@ -36,6 +43,36 @@ export function invalidRequestReply(value: unknown): JsonRpcErrorReply | undefin
       code: ErrorCode.InvalidRequest,
       message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response',
     },
+  };
+}
+
+/**
+ * The requests createMcpServer answers, by method. Others are left to the SDK, which answers
+ * -32601 (Method not found) before it reads their params.
+ */
+const SERVED_REQUESTS = new Map(
+  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema].map(
+    (schema) => [schema.shape.method.value as string, schema],
+  ),
+);
+
+/**
+ * The -32602 reply a request with params of the wrong shape deserves (`tools/call` without params, or
+ * with `arguments` that are no object), or undefined when its params fit. The SDK checks them too,
+ * but answers a mismatch with -32603 (Internal error) and a dump of its schema library's issues, as
+ * if the server had failed.
+ */
+export function invalidParamsReply(value: unknown): JsonRpcErrorReply | undefined {
+  if (typeof value !== 'object' || value === null || !('id' in value) || !('method' in value))
+    return undefined;
+  const schema = SERVED_REQUESTS.get(String(value.method));
+  const issue = schema?.safeParse(value).error?.issues[0];
+  if (!issue) return undefined;
+  const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  return {
+    jsonrpc: '2.0',
+    id: readableId(value),
+    error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${where}${issue.message}` },
   };
 }
 

@@ -22,7 +22,7 @@ import {
 } from '../search/hybrid-search';
 import { listSources, readCrawlStatus, readPageByUrl } from './corpus-reads';
 import { registerCrawlTools } from './crawl-tools';
-import { type McpDeps, toolError } from './deps';
+import { type McpDeps, strictArguments, toolError } from './deps';
 import { formatCrawlStatus, formatPage, formatPassages, formatSources, passagesOf } from './format';
 import { liveProgress } from './live-progress';
 
@@ -53,7 +53,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
         'passages, each numbered [n] with its page title, full URL, heading path and score; cite a passage as [n] ' +
         'with its URL. Narrow with `domain` (a host or origin), `prefix` (a URL path such as /docs/), `tags` or ' +
         '`crawl` (a crawl id from list_sources). Use fetch_page to read a whole page.',
-      inputSchema: {
+      inputSchema: strictArguments({
         query: z
           .string()
           .min(1)
@@ -79,7 +79,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
           .max(60)
           .optional()
           .describe('only pages in these languages (ISO 639-1, e.g. ["en"])'),
-      },
+      }),
     },
     async ({ query, k, domain, prefix, tags, crawl, includeFlagged, lang }) => {
       let outcome: SearchOutcome;
@@ -115,7 +115,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
         "Read one crawled page's Markdown by its URL, with its title, URL, fetch time, content hash, summary and " +
         'tags. Long pages come in parts of `maxChars` characters: the answer says which `offset` gets the next ' +
         'part. Only pages in the corpus can be read (find them with search); this does not fetch the live web.',
-      inputSchema: {
+      inputSchema: strictArguments({
         url: z.string().min(1).max(8192).describe('the page URL, as search or list_sources show it'),
         offset: z.number().int().min(0).optional().describe('character offset to start at (default 0)'),
         maxChars: z
@@ -125,7 +125,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
           .max(MAX_PAGE_CHARS)
           .optional()
           .describe(`characters to return, 100-${MAX_PAGE_CHARS} (default ${DEFAULT_PAGE_CHARS})`),
-      },
+      }),
     },
     async ({ url, offset = 0, maxChars = DEFAULT_PAGE_CHARS }) => {
       const canonical = canonicalizeUrl(url);
@@ -172,7 +172,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
         'Assemble the best passages from the corpus for a question, within a token budget: de-duplicated, ' +
         'neighbouring chunks of a page merged, a few passages per page at most, each numbered [n] with its URL and ' +
         'heading path. Put the result in your context and cite passages as [n] with their URL.',
-      inputSchema: {
+      inputSchema: strictArguments({
         question: z.string().min(1).max(MAX_QUERY_CHARS).describe('the question to answer'),
         budgetTokens: z
           .number()
@@ -183,7 +183,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
           .describe(
             `most tokens of passages to return, ${MIN_BUDGET_TOKENS}-${MAX_BUDGET_TOKENS} (default ${DEFAULT_BUDGET_TOKENS})`,
           ),
-      },
+      }),
     },
     async ({ question, budgetTokens }) => {
       if (!deps.context) return toolError('get_context is not available on this server; use search instead');
@@ -228,7 +228,15 @@ export function createMcpServer(deps: McpDeps): McpServer {
         "A crawl's status (running, completed, failed, cancelled), its seeds, start and finish times and page counts; " +
         'for a finished crawl its summary (pages fetched, indexed, new, changed, removed, errors). Crawl ids come ' +
         'from list_sources.',
-      inputSchema: { crawlId: z.string().min(1).max(100).describe('the crawl id') },
+      inputSchema: strictArguments({
+        crawlId: z
+          .string()
+          .min(1)
+          .max(100)
+          // No stored crawl id holds one, and the database refuses the character itself.
+          .refine((id) => !id.includes('\u0000'), 'must not contain a NUL character')
+          .describe('the crawl id'),
+      }),
     },
     async ({ crawlId }) => {
       const stored = await readCrawlStatus(deps.db, crawlId);

@@ -2,8 +2,8 @@
  * The MCP SDK's stdio transport, plus the replies JSON-RPC 2.0 requires for lines it cannot take.
  * The SDK hands a line that is not JSON, or not a JSON-RPC message, to `onerror` and answers
  * nothing, so a client waits forever on a request it garbled. Here each line is checked on its way
- * in: a good one goes on to the SDK unchanged, a bad one is answered with -32700 or -32600
- * (json-rpc-errors.ts) and the session reads on.
+ * in: a good one goes on to the SDK unchanged, a bad one is answered with -32700 or -32600, and a
+ * request whose params do not fit its method with -32602 (json-rpc-errors.ts); the session reads on.
  *
  * The check sits in front of the SDK, in the stream it reads, because the SDK's reader is private
  * and its `onerror` gets the parse error without the line, so neither the id nor the kind of
@@ -14,6 +14,7 @@ import { type Readable, Transform, type TransformCallback, type Writable } from 
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import {
+  invalidParamsReply,
   invalidRequestReply,
   type JsonRpcErrorReply,
   looksLikeResponse,
@@ -110,12 +111,17 @@ class JsonRpcLines extends Transform {
       return;
     }
     const reply = invalidRequestReply(value);
-    if (!reply) {
-      this.push(Buffer.concat([line, Buffer.from('\n')]));
+    if (reply) {
+      const error = new Error('a line on stdin is JSON but not a JSON-RPC 2.0 message');
+      this.onRefused(error, looksLikeResponse(value) ? undefined : reply);
       return;
     }
-    const error = new Error('a line on stdin is JSON but not a JSON-RPC 2.0 message');
-    this.onRefused(error, looksLikeResponse(value) ? undefined : reply);
+    const badParams = invalidParamsReply(value);
+    if (badParams) {
+      this.onRefused(new Error(`a request on stdin has bad params: ${badParams.error.message}`), badParams);
+      return;
+    }
+    this.push(Buffer.concat([line, Buffer.from('\n')]));
   }
 
   private overflow(): void {

@@ -29,7 +29,12 @@ const SAMPLE_URLS = 3;
  * Fetch outcomes that are not failures (a response that is not a page is skipped, not failed).
  * Sitemaps are optional hints, so their outcomes (a missing /sitemap.xml) are left out too.
  */
-const NOT_FAILURES = ['ok', 'not-modified', 'unsupported-content-type', 'redirect-stub'];
+export const NOT_FAILURES: readonly string[] = [
+  'ok',
+  'not-modified',
+  'unsupported-content-type',
+  'redirect-stub',
+];
 
 /** The fetch log's outcomes named for what happened. */
 const REASON_SQL = `CASE outcome

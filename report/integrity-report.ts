@@ -6,6 +6,7 @@
  * describe the corpus. Read-only: plain SQL any `psql` user can repeat.
  */
 import type { Database } from '../db/database';
+import { NOT_FAILURES } from './crawl-report';
 
 /** How many examples a check lists (URLs, ids). */
 const SAMPLE = 10;
@@ -156,8 +157,9 @@ export async function integrityReport(db: Database): Promise<IntegrityReport> {
       'staleSummaries',
       'summaries made from an earlier extraction of their page (summarised again on its next pass)',
       false,
+      // A removed page is never summarised again: its summary is history, not a pass behind.
       `SELECT p.url AS item FROM page_summaries s JOIN pages p ON p.id = s.page_id
-        WHERE s.source_hash IS DISTINCT FROM p.extracted_hash`,
+        WHERE ${live} AND s.source_hash IS DISTINCT FROM p.extracted_hash`,
     ),
     await check(
       db,
@@ -202,14 +204,22 @@ export async function integrityReport(db: Database): Promise<IntegrityReport> {
       WHERE content_hash IS NOT NULL AND ${live.replace('p.', '')}
       GROUP BY content_hash HAVING count(*) > 1 ORDER BY count(*) DESC, content_hash LIMIT 100`,
   );
+  // URLs by their last fetch, as `gleaner status` counts a crawl's failures: a 304, a skipped body
+  // or a 429 fetched again later is no failure, and a URL fetched by every recrawl counts once.
   const problems = await db.query<{
     outcome: string;
     status: number | null;
     n: number | string;
     samples: string[];
   }>(
-    `SELECT outcome, status, count(*) AS n, (array_agg(DISTINCT url))[1:${SAMPLE}] AS samples
-       FROM fetches WHERE outcome <> 'ok' GROUP BY outcome, status ORDER BY count(*) DESC, outcome, status`,
+    `WITH last AS (
+       SELECT DISTINCT ON (url) url, outcome, status
+         FROM fetches WHERE outcome NOT LIKE 'sitemap-%'
+        ORDER BY url, id DESC)
+     SELECT outcome, status, count(*) AS n, (array_agg(url ORDER BY url))[1:${SAMPLE}] AS samples
+       FROM last WHERE outcome <> ALL($1::text[])
+      GROUP BY outcome, status ORDER BY count(*) DESC, outcome, status`,
+    [NOT_FAILURES],
   );
   return {
     ok: checks.every((c) => !c.inconsistent || c.count === 0),

@@ -250,6 +250,8 @@ export function validateSearchParams(params: SearchParams): ValidSearchParams {
     throw new SearchParamsError('the query must be a non-empty string');
   }
   const query = params.query.trim();
+  // No Postgres text holds a NUL: the database refused the query with a message about encodings.
+  if (query.includes('\u0000')) throw new SearchParamsError('the query must not contain a NUL character');
   if (query.length > MAX_QUERY_CHARS) {
     throw new SearchParamsError(
       `the query is ${query.length} characters; at most ${MAX_QUERY_CHARS} are allowed`,
@@ -299,6 +301,7 @@ function nonEmpty(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') {
     throw new SearchParamsError(`${name} must be a non-empty string`, name);
   }
+  if (value.includes('\u0000')) throw new SearchParamsError(`${name} must not contain a NUL character`, name);
   return value.trim();
 }
 
@@ -322,7 +325,14 @@ function checkDomain(value: unknown): string {
     return url.origin;
   }
   if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)$/i.test(domain)) {
-    throw new SearchParamsError(`domain "${domain}" is not a host name`, 'domain');
+    // `host:port` is how people write a local site; the filter takes it as an origin with its scheme.
+    const hostPort = /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+):\d{1,5}$/i.test(domain);
+    throw new SearchParamsError(
+      hostPort
+        ? `domain "${domain}" is not a host name; for one port give the origin, e.g. http://${domain}`
+        : `domain "${domain}" is not a host name`,
+      'domain',
+    );
   }
   return domain.replace(/\.$/, '').toLowerCase();
 }

@@ -16,7 +16,12 @@ import type { Client } from '@temporalio/client';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
 import { mcpContext } from '../../mcp/context';
-import { invalidRequestReply, type JsonRpcErrorReply, parseErrorReply } from '../../mcp/json-rpc-errors';
+import {
+  invalidParamsReply,
+  invalidRequestReply,
+  type JsonRpcErrorReply,
+  parseErrorReply,
+} from '../../mcp/json-rpc-errors';
 import { createMcpServer } from '../../mcp/server';
 import { ApiError, errorSchema } from '../errors';
 import type { SearchFunction } from '../search-service';
@@ -78,6 +83,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     async (request, reply) => {
       const invalid = invalidRequest(request.body);
       if (invalid) return reply.code(400).send(invalid);
+      // As the SDK answers a request that fails (200, the error in the body), but as -32602, not its
+      // -32603 with a schema dump. A batch's members are left to the SDK.
+      const badParams = Array.isArray(request.body) ? undefined : invalidParamsReply(request.body);
+      if (badParams) return reply.code(200).send(badParams);
       const server = createMcpServer({
         db: deps.db,
         search: async (params) => {

@@ -155,6 +155,18 @@ describe('GET /changes: only cursors this store gave out', () => {
     expect(body.message).toMatch(/^query parameter "crawl": no crawl "nope" in the store/);
   });
 
+  it('refuses a parameter holding a NUL character with 400 naming it, not a 500 from the database', async () => {
+    for (const [url, name] of [
+      ['/changes?since=0&crawl=%00', 'crawl'],
+      ['/tags?domain=a%00b', 'domain'],
+      ['/graph?origin=http://127.0.0.1:9&cursor=a%00', 'cursor'],
+    ] as const) {
+      const { status, body } = await get(url);
+      expect(status, url).toBe(400);
+      expect(body.message, url).toBe(`query parameter "${name}" must not contain a NUL character`);
+    }
+  });
+
   it('refuses an empty cursor with 400', async () => {
     const { status, body } = await get('/changes?since=');
     expect(status).toBe(400);

@@ -89,6 +89,18 @@ describe('gleaner changes on the embedded store', () => {
     expect(lastLine(none.stdout)).toBe(`next cursor: ${cursor}`);
   });
 
+  it("suggests a next read that keeps the read's --crawl and --limit", async () => {
+    const first = await runGleaner(['changes', '--crawl', 'first', '--limit', '2'], env());
+    expect(first.code, first.stderr).toBe(0);
+    const hint = /more waiting: (gleaner changes .*)\)$/.exec(lastLine(first.stdout))?.[1];
+    expect(hint).toMatch(/^gleaner changes --since \d+ --crawl first --limit 2$/);
+    // Run as suggested, it lists the rest of crawl "first" only: never crawl "second"'s removal.
+    const next = await runGleaner((hint as string).split(' ').slice(1), env());
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/duplicate\s+\S+ \S+\s+first\s+http:\/\/127\.0\.0\.1:9\/c/);
+    expect(next.stdout).not.toContain('second');
+  });
+
   it('refuses a cursor beyond the head (another store, a reset) and an empty one: one line, exit 2', async () => {
     const all = await runGleaner(['changes', '--json'], env());
     expect(all.code, all.stderr).toBe(0);

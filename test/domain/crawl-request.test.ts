@@ -9,7 +9,7 @@ import { badRequestOfSpec, specFromBody } from '../../api/routes/crawl-routes';
 import { crawlRequestFromFlags, scheduledSpecFromFlags, specFromFlags } from '../../cli/crawl-flags';
 import { UsageError } from '../../cli/errors';
 import { buildCrawlSpec } from '../../domain/crawl-request';
-import { InvalidCrawlSpecError } from '../../domain/crawl-spec';
+import { InvalidCrawlSpecError, parseCrawlSpec } from '../../domain/crawl-spec';
 
 const SEED = 'https://docs.example.org/';
 
@@ -59,6 +59,23 @@ describe('the crawl request builder', () => {
     expect(seeds.message).toBe('body field "seeds.1": not a valid http(s) URL: ftp://example.org/');
     const domains = thrown(() => specFromBody({ seeds: [SEED], scope: 'domains' })) as ApiError;
     expect(domains.message).toBe('body field "domains": needs at least one host when scope is "domains"');
+  });
+
+  it('refuses a NUL character in any string of the spec, naming the field, before a crawl could start', () => {
+    // Postgres stores no NUL in text or jsonb: such a spec was accepted (202) and its crawl then
+    // retried recording itself for ever.
+    const agent = thrown(() => specFromBody({ seeds: [SEED], userAgent: 'a\u0000b' })) as ApiError;
+    expect(agent).toBeInstanceOf(ApiError);
+    expect(agent.statusCode).toBe(400);
+    expect(agent.message).toBe('body field "userAgent": must not contain a NUL character (\\u0000)');
+    const exclude = thrown(() => specFromBody({ seeds: [SEED], exclude: ['/ok/', '/a\u0000'] })) as ApiError;
+    expect(exclude.message).toMatch(/^body field "exclude\.1": must not contain a NUL/);
+    // Started from the Temporal CLI, the workflow's own parse refuses it the same way (non-retryable).
+    const started = thrown(() => parseCrawlSpec({ seeds: [SEED], userAgent: 'a\u0000' }, 'x'));
+    expect(started).toBeInstanceOf(InvalidCrawlSpecError);
+    expect((started as InvalidCrawlSpecError).issues).toEqual([
+      { field: 'userAgent', message: 'must not contain a NUL character (\\u0000)' },
+    ]);
   });
 
   it('words the same typed error in flags on the command line', () => {

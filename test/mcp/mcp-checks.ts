@@ -139,6 +139,34 @@ export function defineToolChecks(client: () => Client): void {
     expect(unknownTool.isError).toBe(true);
   });
 
+  it('an argument the tool does not name is a tool error naming it, not silently dropped', async () => {
+    // `pathPrefix` is the search function's name for the tool's `prefix`: dropped, it searched everything.
+    const misnamed = await call(client(), 'search', { query: 'gaussian', pathPrefix: '/modules/' });
+    expect(misnamed.isError).toBe(true);
+    expect(textOf(misnamed)).toMatch(/pathPrefix/);
+    const status = await call(client(), 'crawl_status', { crawlId: 'c1', verbose: true });
+    expect(status.isError).toBe(true);
+    expect(textOf(status)).toMatch(/verbose/);
+    // The tools' schemas say so to the client too.
+    const { tools } = await client().listTools();
+    for (const tool of tools.filter((t) => Object.keys(t.inputSchema.properties ?? {}).length > 0))
+      expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+  });
+
+  it('a NUL character in an argument is a tool error saying so, not the database refusing its encoding', async () => {
+    for (const [tool, args] of [
+      ['search', { query: 'gaussian\u0000process' }],
+      ['search', { query: 'gaussian', crawl: 'c\u0000' }],
+      ['search', { query: 'gaussian', prefix: '/docs/\u0000' }],
+      ['get_context', { question: 'gaussian\u0000' }],
+      ['crawl_status', { crawlId: 'c\u0000' }],
+    ] as const) {
+      const result = await call(client(), tool, args);
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect(textOf(result), JSON.stringify(args)).toMatch(/must not contain a NUL character/);
+    }
+  });
+
   it('unknown and removed pages, a past-the-end offset and unknown crawls are tool errors with a reason', async () => {
     const unknown = await call(client(), 'fetch_page', { url: `${ORIGIN}/never/crawled.html` });
     expect(unknown.isError).toBe(true);

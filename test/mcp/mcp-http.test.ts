@@ -163,6 +163,17 @@ describe('the API rules around /mcp', () => {
     expect(reply.error.message).toMatch(/^Invalid Request/);
   });
 
+  it('answers a tools/call whose params do not fit with Invalid params (-32602) naming the field', async () => {
+    const response = await post(
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'search', arguments: 'gaussian' } },
+      { authorization: `Bearer ${TOKEN}` },
+    );
+    expect(response.status).toBe(200);
+    const reply = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+    expect(reply).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32602 } });
+    expect(reply.error.message).toMatch(/^Invalid params: params\.arguments: /);
+  });
+
   it('answers GET and DELETE /mcp with 405: there is no session stream', async () => {
     const response = await fetch(`${api.url}/mcp`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(405);

@@ -292,6 +292,40 @@ describe('gleaner mcp on bad input', () => {
     }
   });
 
+  it('answers a tools/call whose params do not fit with Invalid params (-32602) naming the field, then reads on', async () => {
+    const mcp = rawMcp();
+    try {
+      mcp.send(JSON.stringify(INITIALIZE));
+      await mcp.reply(1);
+      mcp.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      mcp.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call' }));
+      mcp.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'search', arguments: 'gaussian process' },
+        }),
+      );
+      // A method the server does not serve stays the SDK's: Method not found, whatever its params.
+      mcp.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'prompts/get', params: {} }));
+      mcp.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }));
+      const noParams = await mcp.reply(2);
+      expect(noParams).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32602 } });
+      expect(noParams.error?.message).toMatch(/^Invalid params: params: /);
+      const stringArguments = await mcp.reply(3);
+      expect(stringArguments).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32602 } });
+      expect(stringArguments.error?.message).toMatch(/^Invalid params: params\.arguments: .*record/);
+      expect(await mcp.reply(4)).toMatchObject({ id: 4, error: { code: -32601 } });
+      const listed = await mcp.reply(5);
+      expect(((listed.result?.tools ?? []) as Array<{ name: string }>).map((t) => t.name).sort()).toEqual(
+        READ_TOOLS,
+      );
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('refuses an unknown flag with a one-line usage error and exit 2', async () => {
     const result = await runGleaner(['mcp', '--allow-crawls'], { GLEANER_HOME: home });
     expect(result.code).toBe(2);
