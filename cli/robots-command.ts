@@ -175,7 +175,10 @@ function unreachableReason(result: FetchPageResult): string {
 
 function formatReport(report: RobotsReport): string {
   const rule = report.rule
-    ? `${report.rule.directive} ${report.rule.path} (line ${report.rule.line})`
+    ? `${report.rule.directive} ${report.rule.path} ${
+        // Line 0 is no line of a file: the rule stands in for a robots.txt that could not be read.
+        report.rule.line > 0 ? `(line ${report.rule.line})` : '(no robots.txt could be read: see below)'
+      }`
     : 'none matched (allowed by default)';
   const lines = [
     `${report.allowed ? 'allowed' : 'DISALLOWED'}  ${report.url}`,

@@ -93,7 +93,7 @@ export async function checkUrl(input: string | URL, options: SsrfGuardOptions): 
     throw new BlockedUrlError(
       'forbidden-address',
       href,
-      `${hostname} resolves to ${address} (${cls}); add it to allowHosts to fetch it`,
+      `${hostname} resolves to ${address} (${cls}); to fetch it, allow it with --allow-host ${hostname} (allowHosts in the API)`,
       { address, addressClass: cls },
     );
   }

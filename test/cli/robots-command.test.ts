@@ -266,6 +266,9 @@ describe('gleaner robots fetching <origin>/robots.txt (RFC 9309 §2.3.1)', () =>
     expect(result.stdout).toContain('answered HTTP 404: everything allowed');
     expect(result.stdout).toContain(`DISALLOWED  ${failing.origin}/x`);
     expect(result.stdout).toContain('unreachable (HTTP 503): everything disallowed');
+    // The stand-in rule of an unreadable robots.txt is no line of a file.
+    expect(result.stdout).toMatch(/rule\s+disallow \/ \(no robots\.txt could be read: see below\)/);
+    expect(result.stdout).not.toContain('(line 0)');
   });
 
   it('without --allow-host the SSRF guard refuses loopback: unreachable, disallowed', async () => {
