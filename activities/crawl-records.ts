@@ -3,9 +3,15 @@ import type { Database } from '../db/database';
 import { originOf } from '../domain/url';
 import { countFlaggedPages } from '../report/flagged-pages';
 import { countPagesByType } from '../report/pages-by-type';
+import { releaseOrphanCopies } from './orphan-copies';
 import { settleRecrawl } from './recrawl-finish';
 import { compileSpecScope } from './scope-cache';
-import type { FinishCrawlInput, RegisterCrawlInput, RegisterCrawlResult } from './types';
+import type {
+  FinishCrawlInput,
+  RegisterCrawlInput,
+  RegisterCrawlResult,
+  ReleaseOrphanCopiesInput,
+} from './types';
 
 export function createCrawlRecords({ db }: { db: Database }) {
   return {
@@ -34,6 +40,8 @@ export function createCrawlRecords({ db }: { db: Database }) {
         return { claimed: [...new Set(seeds)].filter((seed) => claimedSet.has(seed)) };
       });
     },
+
+    releaseOrphanCopies: (input: ReleaseOrphanCopiesInput) => releaseOrphanCopies(db, input),
 
     async finishCrawl({ crawlId, summary }: FinishCrawlInput): Promise<void> {
       await settleRecrawl(db, crawlId);

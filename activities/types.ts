@@ -162,6 +162,15 @@ export interface FinishCrawlInput {
   summary: CrawlSummary;
 }
 
+export interface ReleaseOrphanCopiesInput {
+  crawlId: string;
+}
+
+export interface ReleaseOrphanCopiesResult {
+  /** Copies released from their duplicate mark, by origin (sorted), to be indexed. */
+  released: Array<{ origin: string; pageIds: number[] }>;
+}
+
 export interface RecordPageInput {
   crawlId: string;
   pageId: number;
@@ -362,6 +371,8 @@ export interface ActivityApi {
   probeSoft404(input: ProbeSoft404Input): Promise<ProbeSoft404Result>;
   registerCrawl(input: RegisterCrawlInput): Promise<RegisterCrawlResult>;
   finishCrawl(input: FinishCrawlInput): Promise<void>;
+  /** rel=canonical copies whose canonical page the crawl never made searchable, released (orphan-copies.ts). */
+  releaseOrphanCopies(input: ReleaseOrphanCopiesInput): Promise<ReleaseOrphanCopiesResult>;
   recordPage(input: RecordPageInput): Promise<RecordPageResult>;
   processPageContent(input: ProcessPageContentInput): Promise<ProcessPageContentResult>;
   embedPage(input: EmbedPageInput): Promise<EmbedPageResult>;

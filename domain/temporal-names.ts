@@ -107,6 +107,15 @@ export function pageBatchWorkflowId(crawlId: string, origin: string, seq: number
 }
 
 /**
+ * The page batches a crawl starts at its end for rel=canonical copies whose canonical page it never
+ * made searchable (activities/orphan-copies.ts): apart from the origin's own batches, whose numbers
+ * the origin workflow holds.
+ */
+export function orphanBatchWorkflowId(crawlId: string, origin: string, seq: number): string {
+  return `crawl-${crawlId}/orphan-copies/${origin}/${seq}`;
+}
+
+/**
  * The visibility query that lists crawls (and recrawls fired by schedules) without their origin and
  * page children: a crawl of 10,000 pages makes 10,000 page workflows, which would bury the crawl
  * itself in Temporal Web's default list. `ParentWorkflowId` is a system search attribute of Temporal

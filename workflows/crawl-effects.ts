@@ -59,6 +59,7 @@ import {
   quotaSignal,
 } from './messages';
 import { originWorkflow } from './origin-workflow';
+import { indexOrphanCopies } from './orphan-copies';
 import { completedData, sendsWebhooks, startedData, startWebhooks } from './webhooks';
 
 const { registerCrawl, finishCrawl } = proxyActivities<ActivityApi>({
@@ -241,6 +242,7 @@ export function crawlEffects(
       }
     },
     async finish() {
+      if (generation.orphanCopies) await indexOrphanCopies(spec, state);
       const summary = summarizeCrawl(spec, state, Date.now());
       await finishCrawl({ crawlId: spec.crawlId, summary });
       // After finishCrawl: the recrawl's removals are settled and the summary is stored, so the

@@ -72,6 +72,13 @@ export interface CrawlGeneration {
    * it start every origin of a turn at once: every history recorded before it.
    */
   staggeredStarts: boolean;
+  /**
+   * `crawl-orphan-copies-v1`: before its summary, the crawl releases the rel=canonical copies whose
+   * canonical page it never made searchable (a 404, robots.txt, the budget) and indexes them in page
+   * batches of its own (activities/orphan-copies.ts). Runs without it end with finishCrawl alone:
+   * every history recorded before it.
+   */
+  orphanCopies: boolean;
 }
 
 /** The generation this run is on: the newest, unless its history began before a patch. */
@@ -83,6 +90,7 @@ export function crawlGeneration(): CrawlGeneration {
   const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
   const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
   const staggeredStarts = openingBatch && patched('crawl-start-stagger-v1');
+  const orphanCopies = staggeredStarts && patched('crawl-orphan-copies-v1');
   return {
     concurrentEffects,
     quotaFirst,
@@ -91,5 +99,6 @@ export function crawlGeneration(): CrawlGeneration {
     fairQuota,
     openingBatch,
     staggeredStarts,
+    orphanCopies,
   };
 }

@@ -16,7 +16,7 @@ import {
   TASK_QUEUES,
   WORKFLOW_TASK_TIMEOUT,
 } from '../domain/temporal-names';
-import { pageBatchWorkflow } from './page-batch-workflow';
+import { type PageBatchWorkflowResult, pageBatchWorkflow } from './page-batch-workflow';
 import { pageWorkflow } from './page-workflow';
 
 export interface PageChildren {
@@ -96,13 +96,7 @@ export function pageChildren(run: {
       })
         .then((child) => child.result())
         .then(
-          (result): PageOutcome[] =>
-            result.pages.map((page) => ({
-              indexed: page.indexed,
-              ...(page.chunksEmbedded ? { chunksEmbedded: page.chunksEmbedded } : {}),
-              ...(page.duplicate ? { duplicate: true } : {}),
-              ...(page.error ? { error: page.error } : {}),
-            })),
+          (result): PageOutcome[] => batchOutcomes(result),
           (error: unknown): PageOutcome[] =>
             // Started before (a reset origin run): that run's batch claimed and processes its pages.
             error instanceof WorkflowExecutionAlreadyStartedError
@@ -135,4 +129,14 @@ export function pageChildren(run: {
       }
     },
   };
+}
+
+/** What a page batch's pages came to, as the origin's (or the crawl's) stats count them. */
+export function batchOutcomes(result: PageBatchWorkflowResult): PageOutcome[] {
+  return result.pages.map((page) => ({
+    indexed: page.indexed,
+    ...(page.chunksEmbedded ? { chunksEmbedded: page.chunksEmbedded } : {}),
+    ...(page.duplicate ? { duplicate: true } : {}),
+    ...(page.error ? { error: page.error } : {}),
+  }));
 }

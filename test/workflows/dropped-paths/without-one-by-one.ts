@@ -15,6 +15,7 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     const finishWindow = finishInTurns && patched('crawl-finish-window-v1');
     const fairQuota = finishWindow && patched('crawl-fair-quota-v1');
     const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
+    const staggeredStarts = openingBatch && patched('crawl-start-stagger-v1');
     return {
       concurrentEffects: true,
       quotaFirst,
@@ -22,7 +23,8 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
       finishWindow,
       fairQuota,
       openingBatch,
-      staggeredStarts: openingBatch && patched('crawl-start-stagger-v1'),
+      staggeredStarts,
+      orphanCopies: staggeredStarts && patched('crawl-orphan-copies-v1'),
     };
   });
 }

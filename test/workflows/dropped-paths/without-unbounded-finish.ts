@@ -15,6 +15,7 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
     if (finishInTurns) deprecatePatch('crawl-finish-window-v1');
     const fairQuota = finishInTurns && patched('crawl-fair-quota-v1');
     const openingBatch = fairQuota && patched('crawl-opening-batch-v1');
+    const staggeredStarts = openingBatch && patched('crawl-start-stagger-v1');
     return {
       concurrentEffects,
       quotaFirst,
@@ -22,7 +23,8 @@ export function crawlWorkflow(input: CrawlSpecInput, carried?: CrawlState) {
       finishWindow: finishInTurns,
       fairQuota,
       openingBatch,
-      staggeredStarts: openingBatch && patched('crawl-start-stagger-v1'),
+      staggeredStarts,
+      orphanCopies: staggeredStarts && patched('crawl-orphan-copies-v1'),
     };
   });
 }

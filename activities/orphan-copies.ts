@@ -1,0 +1,51 @@
+/**
+ * rel=canonical copies whose canonical page the crawl never made searchable. A page naming another
+ * URL as its canonical is filed as that page's copy when it is stored, before the canonical page is
+ * fetched (so no copy is chunked and embedded only to be dropped a moment later). When the canonical
+ * page then fails (404, robots.txt, a type the crawl does not take), or the budget or depth stops
+ * the crawl before it, the copy's content was searchable nowhere. At the crawl's end such copies are
+ * released: their duplicate marks cleared, a `changed` event each in the feed, and their page ids
+ * handed back for the crawl workflow to index (workflows/crawl-effects.ts).
+ */
+
+import { appendChangeEvents } from '../db/change-events';
+import type { Database } from '../db/database';
+import type { ReleaseOrphanCopiesInput, ReleaseOrphanCopiesResult } from './types';
+
+export async function releaseOrphanCopies(
+  db: Database,
+  { crawlId }: ReleaseOrphanCopiesInput,
+): Promise<ReleaseOrphanCopiesResult> {
+  return db.transaction(async (tx) => {
+    // Visited by this crawl: stored by it, or answered it with a 304 (a page_changes row either way).
+    // Kept as a copy while its canonical page is live and searchable, or a copy of one that is.
+    const { rows } = await tx.query<{ id: string; origin: string }>(
+      `UPDATE pages p SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
+        WHERE p.duplicate_kind = 'canonical' AND p.removed_at IS NULL AND NOT p.noindex
+          AND (p.crawl_id = $1 OR EXISTS (SELECT 1 FROM page_changes pc WHERE pc.crawl_id = $1 AND pc.page_id = p.id))
+          AND NOT EXISTS (SELECT 1 FROM pages c
+                           WHERE c.url = p.canonical_url AND c.id <> p.id AND c.removed_at IS NULL
+                             AND NOT c.noindex AND c.duplicate_kind IS DISTINCT FROM 'canonical')
+        RETURNING p.id::text, p.origin`,
+      [crawlId],
+    );
+    const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+    // A page that was a copy and is now a page of its own is `changed` to a reader of the feed, as
+    // when a recrawl finds a copy's original gone (recrawl-visits.ts).
+    await appendChangeEvents(
+      tx,
+      ids.map((pageId) => ({ kind: 'changed' as const, pageId, crawlId })),
+    );
+    const byOrigin = new Map<string, number[]>();
+    for (const row of rows) {
+      const list = byOrigin.get(row.origin) ?? [];
+      list.push(Number(row.id));
+      byOrigin.set(row.origin, list);
+    }
+    return {
+      released: [...byOrigin]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([origin, pageIds]) => ({ origin, pageIds: pageIds.sort((a, b) => a - b) })),
+    };
+  });
+}
