@@ -12,6 +12,13 @@ import { appendChangeEvents } from '../db/change-events';
 import type { Database } from '../db/database';
 import type { ReleaseOrphanCopiesInput, ReleaseOrphanCopiesResult } from './types';
 
+/**
+ * Copies released at one crawl's end, at most: each batch of 16 adds a few events to the crawl
+ * workflow's last run, which cannot continue as new there; this keeps it to ~500 batches. The
+ * rest stay copies until the next crawl that visits them releases them.
+ */
+export const MAX_RELEASED = 8_000;
+
 export async function releaseOrphanCopies(
   db: Database,
   { crawlId }: ReleaseOrphanCopiesInput,
@@ -20,14 +27,18 @@ export async function releaseOrphanCopies(
     // Visited by this crawl: stored by it, or answered it with a 304 (a page_changes row either way).
     // Kept as a copy while its canonical page is live and searchable, or a copy of one that is.
     const { rows } = await tx.query<{ id: string; origin: string }>(
-      `UPDATE pages p SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
-        WHERE p.duplicate_kind = 'canonical' AND p.removed_at IS NULL AND NOT p.noindex
-          AND (p.crawl_id = $1 OR EXISTS (SELECT 1 FROM page_changes pc WHERE pc.crawl_id = $1 AND pc.page_id = p.id))
-          AND NOT EXISTS (SELECT 1 FROM pages c
-                           WHERE c.url = p.canonical_url AND c.id <> p.id AND c.removed_at IS NULL
-                             AND NOT c.noindex AND c.duplicate_kind IS DISTINCT FROM 'canonical')
-        RETURNING p.id::text, p.origin`,
-      [crawlId],
+      `WITH orphans AS (
+         SELECT p.id FROM pages p
+          WHERE p.duplicate_kind = 'canonical' AND p.removed_at IS NULL AND NOT p.noindex
+            AND (p.crawl_id = $1 OR EXISTS (SELECT 1 FROM page_changes pc WHERE pc.crawl_id = $1 AND pc.page_id = p.id))
+            AND NOT EXISTS (SELECT 1 FROM pages c
+                             WHERE c.url = p.canonical_url AND c.id <> p.id AND c.removed_at IS NULL
+                               AND NOT c.noindex AND c.duplicate_kind IS DISTINCT FROM 'canonical')
+          ORDER BY p.id LIMIT $2)
+       UPDATE pages p SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
+         FROM orphans o WHERE p.id = o.id
+       RETURNING p.id::text, p.origin`,
+      [crawlId, MAX_RELEASED],
     );
     const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b);
     // A page that was a copy and is now a page of its own is `changed` to a reader of the feed, as
