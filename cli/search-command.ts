@@ -138,11 +138,19 @@ export function formatHits(hits: readonly SearchHit[]): string {
       `${String(i + 1).padStart(2)}. ${hit.score.toFixed(4)}  ${hit.title ?? '(untitled)'}  [${found}]`,
     );
     if (hit.headingPath.length > 0) lines.push(`    ${hit.headingPath.join(' > ')}`);
-    lines.push(`    ${hit.url}`);
+    const pages = pagesLabel(hit);
+    lines.push(`    ${hit.url}${pages ? `  (${pages})` : ''}`);
     lines.push(`    ${snippet(hit.text)}`);
     lines.push('');
   }
   return `${lines.join('\n')}`;
+}
+
+/** "p. 3" or "pp. 3-4" for a PDF chunk; undefined for other types. */
+export function pagesLabel(hit: Pick<SearchHit, 'pageFirst' | 'pageLast'>): string | undefined {
+  if (hit.pageFirst === undefined) return undefined;
+  const last = hit.pageLast ?? hit.pageFirst;
+  return last === hit.pageFirst ? `p. ${hit.pageFirst}` : `pp. ${hit.pageFirst}-${last}`;
 }
 
 function snippet(text: string): string {

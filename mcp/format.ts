@@ -17,6 +17,9 @@ export interface Passage {
   text: string;
   pageId: number;
   chunkId: number;
+  /** A PDF passage's pages (1-based), so the model can cite them. */
+  pageFirst?: number;
+  pageLast?: number;
 }
 
 export function passagesOf(hits: readonly SearchHit[]): Passage[] {
@@ -29,6 +32,9 @@ export function passagesOf(hits: readonly SearchHit[]): Passage[] {
     text: hit.text,
     pageId: hit.pageId,
     chunkId: hit.chunkId,
+    ...(hit.pageFirst !== undefined
+      ? { pageFirst: hit.pageFirst, pageLast: hit.pageLast ?? hit.pageFirst }
+      : {}),
   }));
 }
 
@@ -45,6 +51,11 @@ export function formatPassages(query: string, outcome: SearchOutcome, passages: 
       `[${p.n}] ${p.title ?? '(untitled)'}`,
       `URL: ${p.url}`,
       ...(p.headingPath.length > 0 ? [`Section: ${p.headingPath.join(' > ')}`] : []),
+      ...(p.pageFirst !== undefined
+        ? [
+            `Pages: ${p.pageLast !== undefined && p.pageLast !== p.pageFirst ? `${p.pageFirst}-${p.pageLast}` : p.pageFirst}`,
+          ]
+        : []),
       `Score: ${p.score.toFixed(4)}`,
       '',
       p.text.trim(),

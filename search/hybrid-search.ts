@@ -61,6 +61,9 @@ export interface SearchHit {
   vectorRank?: number;
   textRank?: number;
   exactRank?: number;
+  /** PDF pages (1-based) the chunk's text spans, so an answer can cite them; absent for other types. */
+  pageFirst?: number;
+  pageLast?: number;
 }
 
 export interface SearchOutcome {
@@ -180,7 +183,25 @@ export async function searchCorpus(
     const unknown = await unknownCrawlReason(db, valid.crawlId);
     if (unknown) throw new SearchParamsError(`crawlId: ${unknown}`, 'crawlId');
   }
-  return { hits: rows.map(toHit), mode, notes };
+  return { hits: await withPages(db, rows.map(toHit)), mode, notes };
+}
+
+/**
+ * Adds each PDF chunk's pages (`chunks.page_first`/`page_last`, migration 017). Read by chunk id after
+ * the ranking rather than through `gleaner_search`, whose result type a migration would have to change.
+ */
+async function withPages(db: Database, hits: SearchHit[]): Promise<SearchHit[]> {
+  if (hits.length === 0) return hits;
+  const { rows } = await db.query<{ id: number | string; page_first: number; page_last: number | null }>(
+    'SELECT id, page_first, page_last FROM chunks WHERE id = ANY($1::bigint[]) AND page_first IS NOT NULL',
+    [hits.map((hit) => hit.chunkId)],
+  );
+  if (rows.length === 0) return hits;
+  const pages = new Map(rows.map((row) => [Number(row.id), row]));
+  return hits.map((hit) => {
+    const row = pages.get(hit.chunkId);
+    return row ? { ...hit, pageFirst: row.page_first, pageLast: row.page_last ?? row.page_first } : hit;
+  });
 }
 
 /** Why the query cannot be searched by meaning, or undefined when it can. */

@@ -6,6 +6,8 @@
  * never throws, and replaces invalid sequences with U+FFFD.
  */
 
+import { decodeWithEncoding } from '../../domain/text-decoding.ts';
+
 export interface DecodedBody {
   readonly text: string;
   /** WHATWG name of the encoding used, e.g. `utf-8`, `windows-1252`, `shift_jis`. */
@@ -14,20 +16,6 @@ export interface DecodedBody {
 }
 
 const META_SNIFF_BYTES = 1024;
-
-/**
- * Node 20's TextDecoder decodes `windows-1252` (and so `iso-8859-1`, `latin1`, `ascii`) as ISO-8859-1,
- * turning 0x80-0x9F into C1 controls instead of € ‚ ƒ „ … ’ “ ” – — ™ and friends. Checked once at load;
- * when the runtime is right, the native decoder is used.
- */
-const NATIVE_WINDOWS_1252_OK = new TextDecoder('windows-1252').decode(Uint8Array.of(0x80)) === '\u20ac';
-
-/** Code points of bytes 0x80-0x9F in windows-1252 (WHATWG index; unassigned bytes map to U+0080-U+009F). */
-const WINDOWS_1252_HIGH = [
-  0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152,
-  0x008d, 0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122,
-  0x0161, 0x203a, 0x0153, 0x009d, 0x017e, 0x0178,
-];
 
 export function decodeBody(bytes: Buffer, contentTypeHeader?: string): DecodedBody {
   const bom = sniffBom(bytes);
@@ -74,13 +62,7 @@ export function resolveLabel(label: string | undefined): string | undefined {
 }
 
 function decodeWith(encoding: string, bytes: Buffer): string {
-  if (encoding === 'windows-1252' && !NATIVE_WINDOWS_1252_OK) return decodeWindows1252(bytes);
-  try {
-    // TextDecoder skips a BOM matching the encoding; fatal: false replaces invalid sequences.
-    return new TextDecoder(encoding, { fatal: false }).decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-  }
+  return decodeWithEncoding(encoding, bytes);
 }
 
 /**
@@ -113,12 +95,4 @@ function parseAttributes(text: string): Map<string, string> {
     if (!attrs.has(name)) attrs.set(name, m[2] ?? m[3] ?? m[4] ?? '');
   }
   return attrs;
-}
-
-function decodeWindows1252(bytes: Buffer): string {
-  return bytes
-    .toString('latin1')
-    .replace(/[\u0080-\u009f]/g, (c) =>
-      String.fromCharCode(WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80] ?? c.charCodeAt(0)),
-    );
 }

@@ -40,6 +40,8 @@ const hitSchema = {
     vectorRank: { type: 'integer' },
     textRank: { type: 'integer' },
     exactRank: { type: 'integer', description: "rank among the chunks holding the query's rare terms" },
+    pageFirst: { type: 'integer', description: "a PDF chunk's first page (1-based)" },
+    pageLast: { type: 'integer', description: "a PDF chunk's last page (1-based)" },
   },
   required: ['chunkId', 'pageId', 'url', 'title', 'headingPath', 'text', 'score', 'retrievers'],
 } as const;

@@ -1,6 +1,7 @@
 /** Pieces every converter shares: bytes → text, links, metadata, Markdown → plain text. */
 import type { ExtractedLink } from '../../domain/links';
 import { replaceImages, replaceLinksWithText } from '../../domain/markdown-inline-scan';
+import { decodeWithEncoding } from '../../domain/text-decoding';
 import { canonicalizeUrl } from '../../domain/url';
 import { countWords } from '../candidate';
 import { type PageMetadata, readingTimeMinutes } from '../metadata';
@@ -13,6 +14,12 @@ const MAX_CONTROL_SHARE = 0.1;
 /**
  * Decodes a text body (BOM first, then `charset`, then UTF-8), or returns undefined when it is not
  * text: a NUL byte, or many control characters, in its first 8 KiB (what `file` and git look at).
+ * UTF-16 (by BOM or charset) is exempt from that test: half its bytes are NULs.
+ *
+ * A body that is not valid UTF-8 and holds no UTF-8 sequence at all was written in a legacy 8-bit
+ * encoding: it is read as windows-1252 (what browsers assume for unlabelled Western text), not as a
+ * page of U+FFFD. This holds for a `utf-8` charset too, since the fetch path reports `utf-8` both
+ * when a server said so and when it said nothing.
  */
 export function decodeText(bytes: Uint8Array, charset: string | undefined): string | undefined {
   const head = bytes.subarray(0, SNIFF_BYTES);
@@ -20,7 +27,9 @@ export function decodeText(bytes: Uint8Array, charset: string | undefined): stri
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) bom = 'utf-8';
   else if (head[0] === 0xff && head[1] === 0xfe) bom = 'utf-16le';
   else if (head[0] === 0xfe && head[1] === 0xff) bom = 'utf-16be';
-  if (!bom) {
+  const declared = encodingOf(charset);
+  const encoding = bom ?? declared ?? 'utf-8';
+  if (!encoding.startsWith('utf-16')) {
     let control = 0;
     for (const byte of head) {
       if (byte === 0) return undefined;
@@ -28,19 +37,25 @@ export function decodeText(bytes: Uint8Array, charset: string | undefined): stri
     }
     if (head.length > 0 && control / head.length > MAX_CONTROL_SHARE) return undefined;
   }
-  let decoder: TextDecoder;
-  try {
-    decoder = new TextDecoder(bom ?? charset ?? 'utf-8');
-  } catch {
-    // An unknown charset label: UTF-8 keeps ASCII right and marks the rest.
-    decoder = new TextDecoder('utf-8');
-  }
-  const text = decoder.decode(bytes);
+  let text = decodeWithEncoding(encoding, bytes);
+  if (encoding === 'utf-8' && !bom && text.includes('\ufffd') && !/[\u0080-\ufffc\ufffe\uffff]/.test(text))
+    text = decodeWithEncoding('windows-1252', bytes);
   // Mostly replacement characters: binary that happened to carry no NUL in its first bytes.
   const sample = text.slice(0, SNIFF_BYTES);
   const replaced = sample.length - sample.replaceAll('\ufffd', '').length;
   if (sample.length > 0 && replaced / sample.length > MAX_CONTROL_SHARE) return undefined;
   return text;
+}
+
+/** A charset label's WHATWG encoding name; undefined for none or an unknown label (then UTF-8 is read). */
+function encodingOf(label: string | undefined): string | undefined {
+  if (!label) return undefined;
+  try {
+    const { encoding } = new TextDecoder(label.trim());
+    return encoding === 'replacement' ? undefined : encoding;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Links kept per document, as for HTML (`domain/links.ts`). */

@@ -24,8 +24,10 @@ function loadMammoth(): Promise<Mammoth> {
 /** Unpacked size a DOCX may declare (its XML parts); a zip bomb stops here before mammoth inflates it. */
 export const MAX_DOCX_UNPACKED_BYTES = 200 * 1024 * 1024;
 
+/** Class mammoth gives the heading made from Word's Title style. */
+const TITLE_CLASS = 'docx-title';
 /** Word's own title styles become headings too (mammoth maps only "Heading N" by default). */
-const STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subtitle'] => p:fresh"];
+const STYLE_MAP = [`p[style-name='Title'] => h1.${TITLE_CLASS}:fresh`, "p[style-name='Subtitle'] => p:fresh"];
 
 export async function convertDocx(
   bytes: Uint8Array,
@@ -72,12 +74,15 @@ export async function convertDocx(
   // Mammoth marks bookmarks with empty anchors; they carry no text or link.
   for (const anchor of Array.from(body.querySelectorAll('a[id]:not([href])'))) anchor.remove();
   const heading = body.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim() || undefined;
+  nestUnderTitle(body);
+  // Footnote and bookmark references (`#footnote-1`) point inside the document: no outgoing link, as
+  // for `#` links in HTML. Picked out before normalizeContent makes every href absolute.
+  const internal = new Set(body.querySelectorAll('a[href^="#"]'));
   normalizeContent(body, url, undefined);
   const links = collectLinks(
-    Array.from(body.querySelectorAll('a[href]'), (a) => ({
-      href: a.getAttribute('href') ?? '',
-      text: a.textContent ?? '',
-    })),
+    Array.from(body.querySelectorAll('a[href]'))
+      .filter((a) => !internal.has(a))
+      .map((a) => ({ href: a.getAttribute('href') ?? '', text: a.textContent ?? '' })),
     url,
   );
   const text = blockText(body);
@@ -99,4 +104,24 @@ export async function convertDocx(
         : {}),
     },
   };
+}
+
+/**
+ * A Word document with a Title paragraph has its sections under it: Heading 1 is the title's child,
+ * not its sibling. mammoth makes both `h1`, and the normaliser (one H1, later H1s become H2) would
+ * then put Heading 1 and Heading 2 on one level, losing every heading path below the top. So with a
+ * Title, each other heading moves one level down (h6 stays h6), the title staying the only H1.
+ */
+function nestUnderTitle(body: Element): void {
+  const title = body.querySelector(`h1.${TITLE_CLASS}`);
+  if (!title) return;
+  const doc = body.ownerDocument;
+  for (const heading of Array.from(body.querySelectorAll('h1, h2, h3, h4, h5'))) {
+    if (heading === title) continue;
+    const level = Number(heading.tagName.slice(1));
+    const moved = doc.createElement(`h${level + 1}`);
+    while (heading.firstChild) moved.appendChild(heading.firstChild);
+    heading.replaceWith(moved);
+  }
+  title.removeAttribute('class');
 }

@@ -33,6 +33,33 @@ export async function convertDocument(
   url: string | undefined,
   options: ConvertOptions = {},
 ): Promise<DocumentResult> {
+  const result = await convertAny(bytes, type, url, options);
+  return result.ok ? { ok: true, document: withoutNul(result.document) } : result;
+}
+
+/**
+ * Postgres text cannot hold U+0000, and one NUL makes every write of the page fail: a text body whose
+ * NUL lies past the sniffed head, a PDF's metadata, a front matter's `"\0"` escape. Removed from every
+ * string a converter returns (line breaks stay, so page starts still point at the right lines).
+ */
+function withoutNul<T>(value: T): T {
+  if (typeof value === 'string')
+    return (value.includes('\u0000') ? value.replaceAll('\u0000', '') : value) as T;
+  if (Array.isArray(value)) return value.map(withoutNul) as T;
+  if (value !== null && typeof value === 'object') {
+    const clean: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) clean[withoutNul(key)] = withoutNul(inner);
+    return clean as T;
+  }
+  return value;
+}
+
+async function convertAny(
+  bytes: Uint8Array,
+  type: DocumentType,
+  url: string | undefined,
+  options: ConvertOptions,
+): Promise<DocumentResult> {
   try {
     switch (type) {
       case 'pdf':

@@ -26,7 +26,7 @@ export function convertMarkdown(
 
   const { data, body, error } = splitFrontMatter(input);
   const declared = frontMatterMetadata(data);
-  const resolved = resolveMarkdownLinks(atxHeadings(body), url);
+  const resolved = resolveMarkdownLinks(atxHeadings(withoutRawHtml(body)), url);
   const markdown = normalizeMarkdown(resolved.markdown, { title: declared.title });
   const title = declared.title ?? firstH1(markdown) ?? '';
   const text = markdownToText(markdown);
@@ -70,6 +70,54 @@ function atxHeadings(markdown: string): string {
     if (text.trim() === '' || before.trim() !== '' || NOT_SETEXT_TEXT.test(text)) continue;
     lines[i - 1] = `${(underline[1] as string)[0] === '=' ? '#' : '##'} ${text.trim()}`;
     lines[i] = '';
+  }
+  return lines.join('\n');
+}
+
+/** An HTML tag or comment as Markdown allows it inline: a name, attributes, no `<` or `>` inside. */
+const RAW_TAG = /<!--[^<>]*-->|<\/?([a-zA-Z][a-zA-Z0-9-]*)(?:\s[^<>]*)?\/?>/g;
+/** Inline elements: their tags go without a trace (`<b>C</b>ode` stays one word); others leave a space. */
+const INLINE_TAGS = new Set(
+  'a abbr b bdi bdo cite code data del dfn em i ins kbd mark q s samp small span strong sub sup time u var'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Raw HTML in Markdown (`<div class="note">`, `<b>`, `<br>`, comments) is markup, not text: its tags
+ * are removed and the words inside kept, so chunks, search and summaries read "Do not overfeed"
+ * instead of the normaliser's escaped `\<b>not\</b>`. Code (fences, indented blocks, code spans) keeps
+ * every character; autolinks (`<https://…>`) are no tags.
+ */
+function withoutRawHtml(markdown: string): string {
+  if (!markdown.includes('<')) return markdown;
+  const lines = markdown.split('\n');
+  let fence: string | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const opener = FENCE.exec(line);
+    if (fence !== undefined) {
+      if (opener && (opener[1] as string)[0] === fence[0] && (opener[1] as string).length >= fence.length)
+        fence = undefined;
+      continue;
+    }
+    if (opener) {
+      fence = opener[1];
+      continue;
+    }
+    if (!line.includes('<') || /^(?: {4}|\t)/.test(line)) continue;
+    const stripped = line
+      .split(/(`+[^`]*?`+)/)
+      .map((part, index) =>
+        index % 2 === 1
+          ? part
+          : part.replace(RAW_TAG, (_tag, name: string | undefined) =>
+              name !== undefined && INLINE_TAGS.has(name.toLowerCase()) ? '' : ' ',
+            ),
+      )
+      .join('');
+    // A line that opened with a block tag must not open with the space it left (an indent is code).
+    lines[i] = /^\s/.test(line) ? stripped : stripped.trimStart();
   }
   return lines.join('\n');
 }

@@ -237,11 +237,17 @@ export function blocksOf(lines: readonly Line[], page: number, layout: DocumentL
   });
 }
 
+/**
+ * A word broken across lines ends in a hyphen: ASCII `-`, U+2010 (what Chromium and other typesetters
+ * draw where they break at a soft hyphen or by `hyphens: auto`) or U+00AD itself (kept by some writers).
+ */
+const LINE_END_HYPHEN = /\p{L}[-\u2010\u00ad]$/u;
+
 /** Appends a line to a paragraph: a space between, or none where a word was hyphenated across. */
 function joinLine(into: Segment[], line: readonly Segment[]): void {
   const last = into[into.length - 1] as Segment;
   const first = line[0] as Segment;
-  const hyphenated = /\p{L}-$/u.test(last.text) && /^\p{Ll}/u.test(first.text);
+  const hyphenated = LINE_END_HYPHEN.test(last.text) && /^\p{Ll}/u.test(first.text);
   if (hyphenated) last.text = last.text.slice(0, -1);
   else if (!last.text.endsWith(' ')) last.text += ' ';
   for (const segment of line) {

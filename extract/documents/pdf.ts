@@ -198,10 +198,17 @@ function isTextItem(item: unknown): item is PdfTextItem {
   return typeof (item as PdfTextItem).str === 'string' && Array.isArray((item as PdfTextItem).transform);
 }
 
+/**
+ * C0 controls but tab, LF and CR. pdf.js gives U+0000 for a glyph its font maps to nothing (text set
+ * in a font the printer lacked, tofu boxes); Postgres refuses NUL in text, and none of them is a word.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
+const CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+
 function toRun(item: PdfTextItem): TextRun {
   const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0] = item.transform;
   return {
-    str: item.str,
+    str: item.str.replace(CONTROL_CHARS, ''),
     x: e,
     y: f,
     size: Math.hypot(c, d) || Math.hypot(a, b),

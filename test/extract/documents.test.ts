@@ -106,6 +106,13 @@ describe('PDF (printed by Chromium)', () => {
     ]);
   });
 
+  it('joins a word Chromium broke at a soft hyphen (drawn as U+2010) across two lines', async () => {
+    const doc = await converted('soft-hyphens.pdf', 'pdf');
+    expect(doc.text).toContain(
+      'Clay soils hold water; their drainage improves with compost, and earthworms follow the improvement within a season or two.',
+    );
+  });
+
   it('gives chunks the pages they came from', async () => {
     const doc = await converted('field-guide.pdf', 'pdf');
     const pageOf = (needle: string) => {
@@ -221,6 +228,29 @@ describe('Markdown', () => {
     );
   });
 
+  it('reads raw HTML in Markdown as markup: tags go, words stay, code keeps every character', async () => {
+    const source = [
+      '# Pond notes',
+      '',
+      '<div class="warning">Do <b>not</b> overfeed the fish.</div>',
+      '',
+      'Keep `<b>this</b>` as code, a<br>line break and <!-- a hidden note --> the rest.',
+      '',
+      '```html',
+      '<p>fenced</p>',
+      '```',
+      '',
+    ].join('\n');
+    const result = await convertDocument(Buffer.from(source), 'markdown', `${BASE}pond.md`);
+    if (!result.ok) throw new Error(result.failure.message);
+    const { markdown, text } = result.document;
+    expect(markdown).toContain('\nDo not overfeed the fish.\n');
+    expect(text).toContain('Do not overfeed the fish.');
+    expect(text).not.toMatch(/\\|<div|<b>not|hidden note/);
+    expect(markdown).toContain('Keep `<b>this</b>` as code, a line break and');
+    expect(markdown).toContain('```html\n<p>fenced</p>\n```');
+  });
+
   it('reads front matter safely: no code tags run, alias bombs are refused, the body stays', async () => {
     const hostile = [
       '---',
@@ -256,6 +286,32 @@ describe('plain text', () => {
     expect(doc.markdown.split('\n\n')).toHaveLength(5);
     expect(doc.links.map((link) => link.url)).toEqual(['https://seeds.example.org/desk']);
   });
+
+  const MENU =
+    'The crème brûlée costs 5 € and the naïve soufflé is “excellent” — try it with a café au lait.';
+
+  // The fetch path hands the converter the charset it resolved: the header's, else `utf-8`.
+  it.each([
+    ['windows-1252 declared', 'windows-1252'],
+    ['iso-8859-1 declared (a windows-1252 label)', 'iso-8859-1'],
+    ['nothing declared (the fetch reports utf-8)', 'utf-8'],
+  ])('reads a windows-1252 text file, %s: € “ ” — survive', async (_name, charset) => {
+    const doc = await converted('cafe-menu-cp1252.txt', 'text', { charset });
+    expect(doc.text).toContain(MENU);
+    expect(doc.markdown).toContain(MENU);
+  });
+
+  it('keeps valid UTF-8 as UTF-8 (no windows-1252 fallback for a real UTF-8 body)', async () => {
+    const bytes = Buffer.from(`Plain words.\n\n${MENU}\n`, 'utf8');
+    const result = await convertDocument(bytes, 'text', BASE, { charset: 'utf-8' });
+    expect(result.ok && result.document.text).toContain(MENU);
+  });
+
+  it('reads UTF-16LE without a BOM when the response declares it', async () => {
+    const doc = await converted('cafe-menu-utf16le.txt', 'text', { charset: 'utf-16le' });
+    expect(doc.title).toBe('Cafe menu for the spring fair');
+    expect(doc.text).toContain(MENU);
+  });
 });
 
 describe('DOCX (written by pandoc)', () => {
@@ -280,6 +336,69 @@ describe('DOCX (written by pandoc)', () => {
         anchorText: "greenhouse growers' forum",
       }),
     ]);
+  });
+});
+
+describe('DOCX (WordprocessingML written by hand)', () => {
+  it('nests Heading 1 and Heading 2 under the Title, so chunks keep their heading paths', async () => {
+    const doc = await converted('beekeeping-notes.docx', 'docx');
+    expect(doc.title).toBe('Beekeeping Basics');
+    expect(headings(doc.markdown)).toEqual([
+      '# Beekeeping Basics',
+      '## Hive inspection',
+      '### Equipment',
+      '## Harvest',
+    ]);
+    // Small chunks, so the Equipment section is a chunk of its own.
+    const chunks = chunkMarkdown(doc.markdown, {
+      countTokens: (text) => text.split(/\s+/).filter(Boolean).length,
+      targetTokens: 15,
+      minTokens: 3,
+      maxTokens: 30,
+    });
+    const equipment = chunks.find((chunk) => chunk.text.includes('Hive tool'));
+    expect(equipment?.headingPath).toEqual(['Beekeeping Basics', 'Hive inspection', 'Equipment']);
+  });
+
+  it('keeps tracked insertions, drops deletions, and records no self-links for footnotes', async () => {
+    const doc = await converted('beekeeping-notes.docx', 'docx');
+    expect(doc.text).toContain('Feed sugar syrup in autumn only.');
+    expect(doc.text).not.toContain('spring');
+    expect(doc.text).toContain('Varroa destructor, an external parasitic mite.');
+    expect(doc.links).toEqual([]);
+  });
+});
+
+describe('no NUL reaches the store (Postgres text refuses U+0000 and the page write fails)', () => {
+  const hasNul = (value: unknown) => JSON.stringify(value).includes('\\u0000');
+
+  it('drops the NULs pdf.js gives for glyphs the printing font lacked, keeping the rest of the line', async () => {
+    const doc = await converted('missing-glyphs.pdf', 'pdf');
+    expect(hasNul(doc)).toBe(false);
+    expect(doc.text).toMatch(/The label reads\s+in the shop window\./);
+    expect(doc.text).toContain('Black tea takes boiling water and four minutes.');
+  });
+
+  it('drops a NUL that lies past the sniffed head of a text or Markdown body', async () => {
+    const body = Buffer.concat([
+      Buffer.from(`Long notes\n\n${'filler words for the head. '.repeat(400)}\n\nA late `),
+      Buffer.from([0]),
+      Buffer.from('paragraph with a NUL in it.\n'),
+    ]);
+    for (const type of ['text', 'markdown'] as const) {
+      const result = await convertDocument(body, type, `${BASE}notes`);
+      if (!result.ok) throw new Error(result.failure.message);
+      expect(hasNul(result.document)).toBe(false);
+      expect(result.document.text).toContain('A late paragraph with a NUL in it.');
+    }
+  });
+
+  it('drops a NUL written as an escape in front matter', async () => {
+    const source = '---\ntitle: "Pond\\0 notes"\nauthor: "A\\0B"\n---\n\nThe body of the notes.\n';
+    const result = await convertDocument(Buffer.from(source), 'markdown', `${BASE}pond.md`);
+    if (!result.ok) throw new Error(result.failure.message);
+    expect(hasNul(result.document)).toBe(false);
+    expect(result.document.title).toBe('Pond notes');
   });
 });
 
