@@ -37,7 +37,13 @@ import {
 } from './page-analysis-pool';
 import { handoffLatenessMs, offClockRequests, RequestSpacing, waitForHandoff } from './politeness-wait';
 import { PROCESS_CLOCK_ID, processClockMs } from './process-clock';
-import { conditionalHeaders, loadKnownPage, trackStoredVisit, trackUnstored } from './recrawl-visits';
+import {
+  conditionalHeaders,
+  loadKnownPage,
+  trackGone,
+  trackStoredVisit,
+  trackUnstored,
+} from './recrawl-visits';
 import type { RobotsPolicy } from './robots-policy';
 import { createScopeCache, type ScopeCache } from './scope-cache';
 import { ThreadDeadlineError } from './thread-deadline';
@@ -178,6 +184,19 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         return { ...blocked, msSinceResponse: msSince(fetched.timings), responseEnded };
       }
       await recordFetch(db, input, fetched);
+      // A page can be visited twice in a crawl: through a redirect (an alias, a moved page's new URL)
+      // and by its own URL. The first visit's verdict was counted; a later fetch reports none. Only a
+      // first attempt can tell: a retry may be looking at its own earlier attempt's visit, whose
+      // result never reached the workflow.
+      const visitUrl =
+        context.info.attempt !== 1
+          ? undefined
+          : fetched.redirects.length === 0
+            ? known && input.url
+            : fetched.kind === 'ok'
+              ? (canonicalizeUrl(fetched.finalUrl) ?? input.url)
+              : undefined;
+      const visitedBefore = visitUrl ? await visitedInCrawl(db, input.crawlId, visitUrl) : false;
       // With `assessRender` the render verdict comes back in the result, made in the same thread pass
       // as the links; none when that pass ran out of time (a page that hostile is not worth a browser).
       const result =
@@ -189,10 +208,26 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
               ...(deadlineMs ? { deadlineMs } : {}),
             })
           : await trackUnstored(db, input.crawlId, known, failed(fetched, context.info.attempt));
+      // A known page that now redirects elsewhere no longer serves what its row holds: the target is
+      // stored under its own URL above, and this page leaves search as a 404 would (it comes back when
+      // it answers 200 again). Left alone, its old text stayed searchable for good. One already
+      // gone is visited again, unchanged.
+      const moved =
+        fetched.kind === 'ok' &&
+        fetched.redirectStatus !== undefined &&
+        known !== undefined &&
+        result.pageId !== undefined &&
+        result.pageId !== known.id
+          ? await trackGone(db, input.crawlId, known, fetched.redirectStatus)
+          : undefined;
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
       return {
-        ...result,
+        ...(visitedBefore ? withoutVisit(result) : result),
+        // The summary counts one verdict a fetch: the page asked for. Its target is counted when the
+        // crawl visits it itself (a site's new URLs are linked too); counting it here as well made
+        // every recrawl of a moved page report its target twice and the move not at all.
+        ...(moved ? { change: moved.change } : {}),
         msSinceResponse: msSince(fetched.timings),
         responseEnded,
         ...(pacedMs === undefined ? {} : { pacedMs: Math.round(pacedMs) }),
@@ -200,6 +235,21 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       };
     }, HEARTBEAT);
   };
+}
+
+/** Whether this crawl already recorded a visit of the page stored at `url`. */
+async function visitedInCrawl(db: Database, crawlId: string, url: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM page_changes c JOIN pages p ON p.id = c.page_id WHERE c.crawl_id = $1 AND p.url = $2`,
+    [crawlId, url],
+  );
+  return rows.length > 0;
+}
+
+/** A result without the counters of its page's visit, which another fetch reported. */
+function withoutVisit(result: FetchAndStoreResult): FetchAndStoreResult {
+  const { change: _change, duplicate: _duplicate, indexed: _indexed, ...rest } = result;
+  return rest;
 }
 
 /** The scope that judges the links of a page fetched for `input`, which landed on `finalUrl`. */

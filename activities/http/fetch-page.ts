@@ -32,6 +32,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 interface Chain {
   readonly requestedUrl: string;
   readonly redirects: string[];
+  firstRedirectStatus?: number;
   readonly startedAtMs: number;
   readonly startedAtPerfMs: number;
   ttfbMs?: number;
@@ -61,10 +62,14 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
   let target = await guardHop(current, opts, chain);
   for (;;) {
     if (target.kind === 'result') return target.result;
-    const outcome = await fetchHop(current, target.target, opts, chain);
+    // Validators belong to the page asked for: a hop is another resource, whose server would judge
+    // them against its own copy and could answer 304 for a page the crawl never stored.
+    const hopOpts = chain.redirects.length === 0 ? opts : withoutValidators(opts);
+    const outcome = await fetchHop(current, target.target, hopOpts, chain);
     if (outcome.kind === 'result') return outcome.result;
 
     chain.redirects.push(current);
+    chain.firstRedirectStatus ??= outcome.status;
     const next = outcome.location;
     const extra = { status: outcome.status, headers: outcome.headers };
     if (visited.has(next)) {
@@ -84,6 +89,11 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
     current = next;
     target = nextTarget;
   }
+}
+
+function withoutValidators(opts: ResolvedFetchOptions): ResolvedFetchOptions {
+  const { ifNoneMatch: _etag, ifModifiedSince: _date, ...rest } = opts;
+  return rest;
 }
 
 /** The SSRF guard's verdict on one hop: the checked addresses to connect to, or the final result. */
@@ -310,6 +320,7 @@ function base(
     requestedUrl: chain.requestedUrl,
     finalUrl,
     redirects: [...chain.redirects],
+    ...(chain.firstRedirectStatus !== undefined ? { redirectStatus: chain.firstRedirectStatus } : {}),
     ...(extra.status !== undefined ? { status: extra.status } : {}),
     headers: extra.headers ?? {},
     timings: {

@@ -33,6 +33,8 @@ export interface FetchResultBase {
   readonly finalUrl: string;
   /** Every URL that answered with a redirect, in order (the chain before `finalUrl`). */
   readonly redirects: string[];
+  /** Status of the first redirect (301, 302, 303, 307, 308), when there was one. */
+  readonly redirectStatus?: number;
   /** Status of the last response, when there was one. */
   readonly status?: number;
   /** Selected headers of the last response. */

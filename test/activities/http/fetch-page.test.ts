@@ -310,6 +310,32 @@ describe('fetchPage: redirects', () => {
     expect(server.log.map((l) => l.url)).toEqual(['/a', '/b', '/c?x=1', '/d', '/e', '/final']);
   });
 
+  it("sends a page's validators to that page only, not to where it redirects", async () => {
+    // A server that answers 304 to any If-Modified-Since at or after its copy's date, as many do:
+    // /moved's old validators sent to /target would make a page that now redirects look unchanged.
+    const server = await startServer((req, res) => {
+      if (req.url === '/moved') {
+        res.writeHead(301, { location: '/target' });
+        res.end();
+      } else if (
+        req.headers['if-none-match'] !== undefined ||
+        req.headers['if-modified-since'] !== undefined
+      ) {
+        res.writeHead(304);
+        res.end();
+      } else html(res, 'the target');
+    });
+    const options = allowLoopback({
+      ifNoneMatch: '"moved-v1"',
+      ifModifiedSince: 'Wed, 21 Oct 2015 07:28:00 GMT',
+    });
+    const r = expectKind(await fetchPage(`${server.origin}/moved`, options), 'ok');
+    expect(r.text).toBe('the target');
+    expect(server.log[0]?.headers['if-none-match']).toBe('"moved-v1"');
+    expect(server.log[1]?.headers['if-none-match']).toBeUndefined();
+    expect(server.log[1]?.headers['if-modified-since']).toBeUndefined();
+  });
+
   it('stops a redirect loop', async () => {
     const server = await startServer((req, res) => {
       res.writeHead(302, { location: req.url === '/one' ? '/two' : '/one' });
