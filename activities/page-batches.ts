@@ -40,8 +40,8 @@ export interface PageBatchDeps {
 const PAGES_IN_PROGRESS = 2;
 
 /**
- * Runs `step` for every id, `PAGES_IN_PROGRESS` at a time. A non-retryable failure is that page's
- * own result; any other failure (an outage) fails the activity once the pages started have
+ * Runs `step` for every id, `PAGES_IN_PROGRESS` at a time. A non-retryable failure (or data the
+ * store refuses) is that page's own result; any other failure (an outage) fails the activity once the pages started have
  * settled, so Temporal retries the batch.
  */
 async function eachPage<T>(
@@ -58,7 +58,13 @@ async function eachPage<T>(
       try {
         results[index] = { pageId, value: await step(pageId) };
       } catch (error) {
-        if (isPermanent(error)) results[index] = { pageId, error: (error as Error).message };
+        if (isPermanent(error))
+          results[index] = {
+            pageId,
+            error: isDataError(error)
+              ? `the store refused this page's data (SQLSTATE ${(error as { code: string }).code}): ${(error as Error).message}`
+              : (error as Error).message,
+          };
         else transient ??= { error };
       }
     }
@@ -71,7 +77,18 @@ async function eachPage<T>(
 }
 
 function isPermanent(error: unknown): boolean {
-  return error instanceof ApplicationFailure && error.nonRetryable === true;
+  return (error instanceof ApplicationFailure && error.nonRetryable === true) || isDataError(error);
+}
+
+/**
+ * The store refused the page's own data (SQLSTATE class 22, "data exception": a NUL in text, an
+ * invalid byte sequence, a value out of range; or 54000, a tsvector too long): the same page would
+ * be refused on every retry, and the batch, retried for ever, held up its crawl's end. It is that
+ * page's failure; an outage (a lost connection, a restart) still retries the batch.
+ */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22[0-9A-Z]{3}|54000)$/.test(code);
 }
 
 export function createPageBatchActivities(deps: PageBatchDeps) {

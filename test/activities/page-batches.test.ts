@@ -103,4 +103,32 @@ describe('processPagesContent', () => {
       flaky.processPagesContent({ crawlId: 'outage', batchId: 'b', pageIds: [good, good] }),
     ).rejects.toMatchObject({ type: 'InvalidBatch', nonRetryable: true });
   });
+
+  it("reports a page whose data the store refuses as that page's error, not a batch retried for ever", async () => {
+    const { processPageContent } = createPageContent({ db });
+    const refused = await storePage('http://127.0.0.1:1/refused', 'A page about nectar, ivory and jasper.');
+    const good = await storePage('http://127.0.0.1:1/kept', 'A page about fjords, beacons and cobalt.');
+    const batches = createPageBatchActivities({
+      db,
+      summarizePage,
+      // The store's own refusal of a NUL in text (SQLSTATE 22021), as a converter's output once met it.
+      processPageContent: async (input) => {
+        if (input.pageId === refused) await db.query('SELECT $1::text', ['before\u0000after']);
+        return processPageContent(input);
+      },
+    });
+    const result = await batches.processPagesContent({
+      crawlId: 'refused',
+      batchId: 'b',
+      pageIds: [refused, good],
+    });
+    expect(result.pages).toEqual([
+      {
+        pageId: refused,
+        claimed: true,
+        error: expect.stringMatching(/store refused this page's data \(SQLSTATE 22/),
+      },
+      expect.objectContaining({ pageId: good, claimed: true, skipped: false }),
+    ]);
+  });
 });
