@@ -14,9 +14,11 @@ import { orphanBatchWorkflowId, TASK_QUEUES, WORKFLOW_TASK_TIMEOUT } from '../do
 import { pageBatchWorkflow } from './page-batch-workflow';
 import { batchOutcomes } from './page-children';
 
+// One UPDATE of at most MAX_RELEASED rows; a killed worker holds it a minute at most, like the
+// crawl's other activities (test/integration/fault-injection.test.ts checks every one).
 const { releaseOrphanCopies } = proxyActivities<ActivityApi>({
   taskQueue: TASK_QUEUES.crawl,
-  startToCloseTimeout: '5 minutes',
+  startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
