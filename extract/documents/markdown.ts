@@ -45,11 +45,10 @@ export function convertMarkdown(
 }
 
 /**
- * `Title\n=====` → `# Title` and `Title\n-----` → `## Title`, for one-line paragraphs outside code
- * (the chunker and the normaliser read ATX headings only). Longer paragraphs over a `---` keep it.
+ * Calls `visit` for each line outside fenced code (not the fence lines themselves), in order;
+ * `visit` may rewrite `lines` at or before its index.
  */
-function atxHeadings(markdown: string): string {
-  const lines = markdown.split('\n');
+function forEachLineOutsideFences(lines: string[], visit: (line: string, index: number) => void): void {
   let fence: string | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
@@ -63,14 +62,25 @@ function atxHeadings(markdown: string): string {
       fence = opener[1];
       continue;
     }
+    visit(line, i);
+  }
+}
+
+/**
+ * `Title\n=====` → `# Title` and `Title\n-----` → `## Title`, for one-line paragraphs outside code
+ * (the chunker and the normaliser read ATX headings only). Longer paragraphs over a `---` keep it.
+ */
+function atxHeadings(markdown: string): string {
+  const lines = markdown.split('\n');
+  forEachLineOutsideFences(lines, (line, i) => {
     const underline = SETEXT_UNDERLINE.exec(line);
-    if (!underline || i === 0) continue;
+    if (!underline || i === 0) return;
     const text = lines[i - 1] as string;
     const before = i >= 2 ? (lines[i - 2] as string) : '';
-    if (text.trim() === '' || before.trim() !== '' || NOT_SETEXT_TEXT.test(text)) continue;
+    if (text.trim() === '' || before.trim() !== '' || NOT_SETEXT_TEXT.test(text)) return;
     lines[i - 1] = `${(underline[1] as string)[0] === '=' ? '#' : '##'} ${text.trim()}`;
     lines[i] = '';
-  }
+  });
   return lines.join('\n');
 }
 
@@ -92,20 +102,8 @@ const INLINE_TAGS = new Set(
 function withoutRawHtml(markdown: string): string {
   if (!markdown.includes('<')) return markdown;
   const lines = markdown.split('\n');
-  let fence: string | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const opener = FENCE.exec(line);
-    if (fence !== undefined) {
-      if (opener && (opener[1] as string)[0] === fence[0] && (opener[1] as string).length >= fence.length)
-        fence = undefined;
-      continue;
-    }
-    if (opener) {
-      fence = opener[1];
-      continue;
-    }
-    if (!line.includes('<') || /^(?: {4}|\t)/.test(line)) continue;
+  forEachLineOutsideFences(lines, (line, i) => {
+    if (!line.includes('<') || /^(?: {4}|\t)/.test(line)) return;
     const stripped = line
       .split(/(`+[^`]*?`+)/)
       .map((part, index) =>
@@ -118,7 +116,7 @@ function withoutRawHtml(markdown: string): string {
       .join('');
     // A line that opened with a block tag must not open with the space it left (an indent is code).
     lines[i] = /^\s/.test(line) ? stripped : stripped.trimStart();
-  }
+  });
   return lines.join('\n');
 }
 

@@ -4,18 +4,14 @@
  * `text/html` (a `sitemap.php`) or with no Content-Type at all; the guessed `/sitemap.xml` answered by
  * an HTML page is still passed over quietly.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRobotsPolicy } from '../../activities/robots-policy';
 import { ingestSitemapsCore } from '../../activities/sitemaps';
-import type { FetchSpec } from '../../activities/types';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
-import { type SiteServer, serveSite } from '../../testbed/site-server';
+import type { PgliteDatabase } from '../../db/pglite-database';
+import { type LoopbackStore, loopbackFetchSpec, openLoopbackStore } from '../../testbed/loopback-store';
+import type { SiteServer } from '../../testbed/site-server';
 
-let dir: string;
+let store: LoopbackStore;
 let db: PgliteDatabase;
 let site: SiteServer;
 
@@ -25,10 +21,8 @@ const urlset = (paths: string[]) =>
     .join('')}</urlset>`;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-sitemap-types-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
-  site = await serveSite(undefined);
+  store = await openLoopbackStore('gleaner-sitemap-types-');
+  ({ db, site } = store);
   site.route('/robots.txt', (_req, res) =>
     res
       .writeHead(200, { 'content-type': 'text/plain' })
@@ -52,30 +46,13 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(async () => {
-  await site?.close();
-  await db?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-const spec = (): FetchSpec => ({
-  scope: 'same-origin',
-  seeds: [site.url],
-  domains: [],
-  includePrefixes: [],
-  exclude: [],
-  maxDepth: 5,
-  userAgent: 'gleaner-test',
-  allowHosts: ['127.0.0.1'],
-  maxBodyBytes: 10 * 1024 * 1024,
-  maxRedirects: 5,
-});
+afterAll(() => store?.close());
 
 describe('sitemaps and their content types', () => {
   it('reads a named sitemap sent as text/html or untyped, and passes over a guessed HTML page', async () => {
     const result = await ingestSitemapsCore(
       { db, robots: createRobotsPolicy({ db }) },
-      { crawlId: 'c1', origin: site.origin, spec: spec(), delayMs: 0 },
+      { crawlId: 'c1', origin: site.origin, spec: loopbackFetchSpec(site.url), delayMs: 0 },
       { heartbeat: () => {} },
     );
     expect(result.errors).toEqual([]);
