@@ -12,6 +12,11 @@
  *   and class selector joined it into a new string; now the attribute holds the normalised value and
  *   the list is built on first use of classList (~7 % of extraction CPU).
  * Same output on all 1,497 wcxb-dev pages (every extraction result hashed before and after).
+ *
+ * linkedom builds `children` and `childNodes` afresh on every read (a walk of the siblings), so a
+ * library loop that reads `node.children[x]` per item is quadratic here though linear on a live DOM.
+ * Readability had one (its image-list check: 8,000 empty `<li>` took 14 s); it is patched
+ * (patches/@mozilla+readability+0.6.0.patch) and test/extract/linear-time-properties.test.ts guards it.
  */
 import { createRequire } from 'node:module';
 import { parseHTML } from 'linkedom';
