@@ -427,7 +427,11 @@ try {
       name === 'CrawlFailedError' || name === 'InconsistentStoreError' || name === 'ManifestLinesFailedError';
     await exit(partFailed ? 1 : name === 'InterruptedError' ? 130 : 2);
   }
-  logger.error({ err: error }, 'unexpected failure');
+  try {
+    logger.error({ err: error }, 'unexpected failure');
+  } catch {
+    // The log file itself may be what failed (its folder cannot be made): stderr still tells.
+  }
   process.stderr.write(`gleaner: unexpected error: ${(error as Error).message ?? String(error)}\n`);
   await exit(1);
 }

@@ -17,7 +17,6 @@ import { constants, createReadStream } from 'node:fs';
 import {
   type FileHandle,
   lstat,
-  mkdir,
   open,
   readdir,
   readFile,
@@ -30,6 +29,7 @@ import {
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { makeFolders } from '../infra/make-folders';
 import { compareCodePoints } from './tree-paths';
 
 export const MANIFEST_FILE = '.gleaner-export.json';
@@ -99,7 +99,7 @@ export class TreeWriter {
 
   /** Files the previous export wrote, from its manifest (none when there is no manifest). */
   static async open(root: string): Promise<TreeWriter> {
-    await mkdir(root, { recursive: true });
+    await makeFolders(root);
     const real = await realpath(root);
     const writer = new TreeWriter(real, []);
     let previous: string[] = [];
@@ -338,7 +338,7 @@ export class TreeWriter {
   }
 
   private async makeParents(file: string, full: string): Promise<void> {
-    await mkdir(path.dirname(full), { recursive: true });
+    await makeFolders(path.dirname(full));
     // mkdir follows links; check again now that the folders exist.
     await this.checked(file);
   }

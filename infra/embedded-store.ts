@@ -5,7 +5,7 @@
  * so reading never waits for a crawl to end. Also the stale-lock recovery that infra/runtime.ts runs
  * before it opens the store for a crawl.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../db/database';
 import { migrate } from '../db/migrate';
@@ -18,6 +18,7 @@ import {
   socketUrlOf,
 } from '../db/pglite-database';
 import { gleanerHome, RuntimeError } from './gleaner-home';
+import { makeFoldersSync } from './make-folders';
 import { openWhenFree, STORE_WAIT_MS } from './store-handover';
 
 /** Thrown when a reading command finds no corpus: the message says how to make one. */
@@ -52,7 +53,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Databas
           `no corpus in ${home} yet: crawl something first (gleaner crawl <url> --wait), or set DATABASE_URL`,
         );
       }
-      mkdirSync(home, { recursive: true, mode: 0o700 });
+      makeFoldersSync(home, 0o700);
       return PgliteDatabase.open({ dataDir, socket: false, yields: options.yields ?? 'soon' });
     },
     { orSocket: true },

@@ -9,16 +9,17 @@
  * machine (`farm-bench --vs 'node -e 0' -- node -e "require('pino')"`: 0.164 s against 0.120 s CPU),
  * a fifth of `gleaner --version`.
  */
-import { mkdirSync, openSync } from 'node:fs';
+import { openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type pino from 'pino';
+import { makeFoldersSync } from './make-folders';
 
 export const LOG_FILE = process.env.GLEANER_LOG_FILE || undefined;
 
 function destination(create: typeof pino): pino.DestinationStream {
   if (LOG_FILE) {
-    mkdirSync(path.dirname(LOG_FILE), { recursive: true });
+    makeFoldersSync(path.dirname(LOG_FILE));
     // Opened here, not by pino: a destination still opening its file throws "sonic boom is not ready
     // yet" from pino's exit hook when a usage error exits at once.
     return create.destination({ fd: openSync(LOG_FILE, 'a'), sync: false });

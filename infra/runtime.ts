@@ -5,7 +5,6 @@
  * embedded store records its endpoints in the store's lock file, so a later `gleaner crawl`
  * can attach to a running `gleaner dev` instead of fighting it for the data directory.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { Database } from '../db/database';
@@ -17,6 +16,7 @@ import type { QueueKind } from '../domain/temporal-names';
 import { clearStaleLock } from './embedded-store';
 import { gleanerHome, RuntimeError } from './gleaner-home';
 import { logger } from './logger';
+import { makeFoldersSync } from './make-folders';
 import { registerMemorySource } from './memory-sampler';
 import { awaitStoreHolder, openWhenFree } from './store-handover';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-cli';
@@ -119,7 +119,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
 
     // The dev server is a process of its own: it starts while this one opens and migrates the store.
     if (!temporalAddress) {
-      mkdirSync(home, { recursive: true, mode: 0o700 });
+      makeFoldersSync(home, 0o700);
       temporalStarting = startTemporalDevServer({
         dbFile: path.join(home, 'temporal.db'),
         logFile: path.join(home, 'temporal.log'),
@@ -137,7 +137,7 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
       db = new PgDatabase(databaseUrl);
       cleanups.push(() => db.close());
     } else {
-      mkdirSync(home, { recursive: true, mode: 0o700 });
+      makeFoldersSync(home, 0o700);
       const dataDir = path.join(home, 'pgdata');
       // A reading command that took the lock since the wait above lets go in a moment.
       const opened = await openWhenFree(`${dataDir}.lock`, () =>

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { allowlistedEnv } from './child-env';
 import { freePort, isPortFree } from './free-port';
+import { makeFoldersSync } from './make-folders';
 import { toolsDir } from './tools-dir';
 import { startUiHostGuard, type UiHostGuard } from './ui-host-guard';
 
@@ -270,7 +271,7 @@ async function spawnDevServer(
   else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
   if (opts.dbFile) {
     const dbFile = resolve(opts.dbFile);
-    mkdirSync(dirname(dbFile), { recursive: true });
+    makeFoldersSync(dirname(dbFile));
     args.push('--db-filename', dbFile);
     for (const pragma of SQLITE_PRAGMAS) args.push('--sqlite-pragma', pragma);
   }
@@ -289,7 +290,7 @@ async function spawnDevServer(
   const output = new OutputExcerpt();
   let logFd: number | undefined;
   if (opts.logFile) {
-    mkdirSync(dirname(resolve(opts.logFile)), { recursive: true });
+    makeFoldersSync(dirname(resolve(opts.logFile)));
     logFd = openSync(opts.logFile, 'a');
   }
   // Own process group, so a terminal's Ctrl-C reaches our shutdown code first and the

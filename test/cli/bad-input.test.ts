@@ -4,7 +4,7 @@
  * malformed URL, an unknown flag or content type, a bad number, a database that is down. A broken
  * PDF is a document that failed, named with its reason, not a failed crawl.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,14 +60,36 @@ describe('bad input on the command line', () => {
   it('a bad flag value with the default log file: one line, no crash from the logger on exit', async () => {
     // No GLEANER_LOG_LEVEL: logs go to a file under GLEANER_HOME, as for a user at a terminal.
     const home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-bad-flag-'));
-    const result = await runGleaner(['crawl', site.url, '--per-origin-concurrency', '0'], {
-      ...env,
-      GLEANER_HOME: home,
-      GLEANER_LOG_LEVEL: undefined,
-    });
+    try {
+      const result = await runGleaner(['crawl', site.url, '--per-origin-concurrency', '0'], {
+        ...env,
+        GLEANER_HOME: home,
+        GLEANER_LOG_LEVEL: undefined,
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--per-origin-concurrency must be at least 1, got 0/);
+      expect(result.stderr).not.toMatch(/sonic boom|^\s+at /m);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  // Node 20's recursive mkdir spins for ever where the parent exists but refuses the name with
+  // ENOENT, as /proc does: both commands hung, a core busy, before infra/make-folders.ts.
+  it('a GLEANER_HOME the system cannot make: one line, exit 2, at once', async () => {
+    const result = await runGleaner(
+      ['crawl', site.url],
+      { GLEANER_HOME: '/proc/gleaner-home', GLEANER_LOG_LEVEL: undefined, TEMPORAL_ADDRESS: undefined },
+      30_000,
+    );
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/--per-origin-concurrency must be at least 1, got 0/);
-    expect(result.stderr).not.toMatch(/sonic boom|^\s+at /m);
+    expectOneLineError(result.stderr, /^gleaner: cannot create the folder \/proc\/gleaner-home: ENOENT$/);
+  });
+
+  it('an export folder the system cannot make: one line, exit 2, at once', async () => {
+    const result = await runGleaner(['export', '--out', '/proc/gleaner-export/corpus'], env, 30_000);
+    expect(result.code).toBe(2);
+    expectOneLineError(result.stderr, /^gleaner: cannot create the folder \/proc\/gleaner-export: ENOENT$/);
   });
 
   it('a number that is not one', async () => {
