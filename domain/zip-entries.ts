@@ -21,6 +21,10 @@ export interface ZipEntry {
   readonly compressedBytes: number;
   /** Unpacked size in bytes, as declared; `Infinity` for the ZIP64 marker, so any cap refuses it. */
   readonly uncompressedBytes: number;
+  /** Compression method (APPNOTE §4.4.5): 0 stored, 8 deflated; readers here know no other. */
+  readonly method: number;
+  /** Where the entry's local header starts; its data follows that header's name and extra field. */
+  readonly localHeaderOffset: number;
 }
 
 /**
@@ -102,6 +106,8 @@ export function zipEntries(bytes: Uint8Array): ZipListing {
       name: names.decode(bytes.subarray(at + CENTRAL_HEADER_BYTES, at + CENTRAL_HEADER_BYTES + nameBytes)),
       compressedBytes: size(view.getUint32(at + 20, true)),
       uncompressedBytes: size(view.getUint32(at + 24, true)),
+      method: view.getUint16(at + 10, true),
+      localHeaderOffset: view.getUint32(at + 42, true),
     });
     at = next;
   }

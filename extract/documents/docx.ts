@@ -9,6 +9,7 @@ import { parseDocument } from '../dom';
 import { normalizeContent, toMarkdown } from '../markdown';
 import { collectLinks, documentMetadata, shortFirstLine } from './common';
 import { type ConvertOptions, DEFAULT_CONVERT_OPTIONS, type DocumentResult, failure } from './types';
+import { inflatedSizeProblem } from './zip-inflated-sizes';
 
 type Mammoth = typeof import('mammoth');
 let mammothModule: Promise<Mammoth> | undefined;
@@ -43,6 +44,9 @@ export async function convertDocx(
       'docx-broken',
       `DOCX unpacks to ${unpacked} bytes, over the ${MAX_DOCX_UNPACKED_BYTES} cap`,
     );
+  // The cap above trusts the declared sizes; a forged archive is caught here before JSZip inflates it.
+  const forged = await inflatedSizeProblem(bytes, listing.entries);
+  if (forged) return failure('docx-broken', `DOCX does not unpack as its directory declares: ${forged}`);
 
   let html: string;
   try {

@@ -4,82 +4,7 @@ import { deflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { zipEntries } from '../../domain/zip-entries';
-
-/**
- * Test archives are written here header by header after PKWARE's APPNOTE.TXT §4.3 (local header,
- * data deflated with node:zlib's `deflateRawSync`, central-directory header, end record), so a test
- * can bend the one field it is about. Info-ZIP's `unzip -t` tested the unbent archive clean when
- * this builder was written.
- */
-interface Bend {
-  /** Archive comment behind the end record. */
-  comment?: Buffer;
-  /** Entry count the end record declares (both its fields). @default the real count */
-  count?: number;
-  /** Directory size the end record declares. @default the real size */
-  directoryBytes?: number;
-  /** Directory offset the end record declares. @default the real offset */
-  directoryStart?: number;
-  /** Uncompressed size the first central header declares. @default the real size */
-  firstUncompressed?: number;
-  /** Bytes written after the directory, before the end record (never counted in its size). */
-  afterDirectory?: Buffer;
-}
-
-function zip(files: Record<string, string>, bend: Bend = {}): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const [i, [name, text]] of Object.entries(files).entries()) {
-    const nameBytes = Buffer.from(name, 'utf8');
-    const data = Buffer.from(text, 'utf8');
-    const packed = deflateRawSync(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed: 2.0 (deflate)
-    local.writeUInt16LE(0x0800, 6); // flags: names in UTF-8
-    local.writeUInt16LE(8, 8); // method: deflate
-    local.writeUInt32LE(crc32(data), 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4); // version made by
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(crc32(data), 16);
-    central.writeUInt32LE(packed.length, 20);
-    central.writeUInt32LE(i === 0 ? (bend.firstUncompressed ?? data.length) : data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, nameBytes, packed);
-    centrals.push(central, nameBytes);
-    offset += local.length + nameBytes.length + packed.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const comment = bend.comment ?? Buffer.alloc(0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  const count = bend.count ?? Object.keys(files).length;
-  end.writeUInt16LE(count, 8);
-  end.writeUInt16LE(count, 10);
-  end.writeUInt32LE(bend.directoryBytes ?? directory.length, 12);
-  end.writeUInt32LE(bend.directoryStart ?? offset, 16);
-  end.writeUInt16LE(comment.length, 20);
-  return Buffer.concat([...locals, directory, bend.afterDirectory ?? Buffer.alloc(0), end, comment]);
-}
-
-/** CRC-32 (IEEE), which the headers carry; the reader does not check it, unzip does. */
-function crc32(data: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of data) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}
+import { zip } from '../../testbed/zip-archive';
 
 const FILES = {
   '[Content_Types].xml': '<Types/>',
@@ -97,11 +22,15 @@ describe('zipEntries', () => {
           name: '[Content_Types].xml',
           compressedBytes: deflateRawSync('<Types/>').length,
           uncompressedBytes: 8,
+          method: 8,
+          localHeaderOffset: 0,
         },
         {
           name: 'word/document.xml',
           compressedBytes: deflateRawSync(document).length,
           uncompressedBytes: document.length,
+          method: 8,
+          localHeaderOffset: 30 + '[Content_Types].xml'.length + deflateRawSync('<Types/>').length,
         },
       ],
     });

@@ -19,6 +19,7 @@ import {
   pagesOfLines,
 } from '../../extract/documents';
 import { headingAnchors } from '../../extract/normalize-markdown';
+import { zip } from '../../testbed/zip-archive';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures/documents');
 const BASE = 'http://127.0.0.1:8080/docs/';
@@ -402,6 +403,16 @@ describe('no NUL reaches the store (Postgres text refuses U+0000 and the page wr
   });
 });
 
+const WORD_NS = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
+const CONTENT_TYPES =
+  '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+  '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+  '<Default Extension="xml" ContentType="application/xml"/>' +
+  '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>';
+const RELS =
+  '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+  '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
+
 describe('bad input', () => {
   // Built once, named in the table: vitest formats every `it.each` argument, and a 3 MB buffer in
   // the table costs minutes of formatting.
@@ -437,6 +448,41 @@ describe('bad input', () => {
     if (!result.ok) throw new Error(result.failure.message);
     expect(result.document.truncated?.reason).toBe('max-input-chars');
     expect(result.document.text.length).toBeLessThanOrEqual(1_000_000);
+  });
+
+  it('refuses a DOCX whose entry unpacks to more than it declares, without unpacking it', async () => {
+    // 50 MB of blanks deflate to ~50 KB; the directory says 1,000 bytes. JSZip inflated all of it
+    // before noticing (the 10 MB body cap allows ~10 GB that way).
+    const body = `<w:document xmlns:w="${WORD_NS}"><w:body><w:p><w:r><w:t>pond</w:t></w:r></w:p>`;
+    const bomb = zip(
+      {
+        '[Content_Types].xml': CONTENT_TYPES,
+        '_rels/.rels': RELS,
+        'word/document.xml': Buffer.concat([
+          Buffer.from(body),
+          Buffer.alloc(50_000_000, ' '),
+          Buffer.from('</w:body></w:document>'),
+        ]),
+      },
+      { declaredUncompressed: { 'word/document.xml': 1_000 } },
+    );
+    expect(bomb.length).toBeLessThan(200_000);
+    const result = await convertDocument(bomb, 'docx', `${BASE}forged.docx`);
+    expect(result).toMatchObject({ ok: false, failure: { reason: 'docx-broken' } });
+    if (!result.ok)
+      expect(result.failure.message).toBe(
+        'DOCX does not unpack as its directory declares: word/document.xml unpacks to more than the 1000 bytes it declares',
+      );
+
+    // The same archive declaring its true size is read.
+    const honest = zip({
+      '[Content_Types].xml': CONTENT_TYPES,
+      '_rels/.rels': RELS,
+      'word/document.xml': `${body}</w:body></w:document>`,
+    });
+    const read = await convertDocument(honest, 'docx', `${BASE}honest.docx`);
+    if (!read.ok) throw new Error(read.failure.message);
+    expect(read.document.text).toContain('pond');
   });
 
   it('refuses a DOCX whose archive declares more than the unpacked cap', async () => {
