@@ -66,6 +66,23 @@ const CHROME_TEXT_MAX_CHARS = 40;
 
 /** Chrome matched by class or id is kept if it holds more than this share of the candidate's text. */
 const MAX_CHROME_SHARE = 0.4;
+/**
+ * ...unless it is named as navigation and is a rail of links beside text of its own. Not "related":
+ * a listing's own cards are often a `related-product` section of links.
+ */
+const NAVIGATION_NAME =
+  /(?:^|[\s_-])(?:nav|navbar|navigation|menu|menubar|sidebar|sidenav|side-bar|toc|toctree-wrapper)(?:$|[\s_-])/i;
+const RAIL_LINK_SHARE = 0.7;
+const RAIL_MIN_REST_CHARS = 250;
+
+/**
+ * A sidebar of many links beside a short article outweighs it, yet is no more content than a small
+ * one. A navigation-named list of links that is the page's content (a docs index's toctree) stands
+ * nearly alone (under RAIL_MIN_REST_CHARS beside it: about the chain's 50 words), and is kept.
+ */
+function isLinkRail(size: number, linkChars: number, total: number): boolean {
+  return linkChars >= RAIL_LINK_SHARE * size && total - size >= RAIL_MIN_REST_CHARS;
+}
 
 export interface ChromeOptions {
   /** Drop reader-comment containers; off for discussion pages, whose comments are the content. */
@@ -104,7 +121,10 @@ export function removeChrome(root: Element, options: ChromeOptions = {}): void {
       return;
     const size = chars[i] ?? 0;
     if (!isForm && CONTENT_NAME.test(name) && size > 0.1 * total) return;
-    return size <= MAX_CHROME_SHARE * total ? 'drop' : undefined;
+    if (size <= MAX_CHROME_SHARE * total) return 'drop';
+    return !isForm && NAVIGATION_NAME.test(name) && isLinkRail(size, tree.linkChars[i] ?? 0, total)
+      ? 'drop'
+      : undefined;
   });
   if (options.dropCommentThreads ?? options.dropComments) total -= removeCommentThreads(removal, total);
   removeTeaserBlocks(removal, total);

@@ -60,3 +60,43 @@ describe('a link-heavy landmark that is a listing', () => {
     expect(result.text).toContain('headlinemarker29');
   });
 });
+
+describe('a navigation rail inside the landmark', () => {
+  const rail = (n: number) =>
+    `<ul>${Array.from({ length: n }, (_, i) => `<li><a href="/guide/${i}">railmarker${i} chapter of the guide</a></li>`).join('')}</ul>`;
+
+  it('drops a sidebar of links that outweighs a short article beside it', () => {
+    // The sidebar holds ~75 % of the landmark's text: over the 40 % a chrome-named element may hold.
+    const html = page(
+      `<main><div class="sidebar">${rail(60)}</div>` +
+        `<article><h1>Pond care</h1><p>${prose('pondmarker', 45)}</p><p>${prose('winter', 40)}</p></article></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/pond');
+    expect(result.text).toContain('pondmarker');
+    expect(result.text).toContain('winter');
+    expect(result.text).not.toContain('railmarker');
+  });
+
+  it('keeps a table of contents that is the page (a docs index)', () => {
+    const html = page(
+      `<main><h1>User guide</h1><p>Start here.</p><div class="toctree-wrapper">${rail(40)}</div></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/guide/');
+    expect(result.text).toContain('railmarker0');
+    expect(result.text).toContain('railmarker39');
+  });
+
+  it('keeps a related-products section of linked cards that is a listing', () => {
+    const cards = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `<div class="card"><a href="/p/${i}">cardmarker${i} quiet robotic mower for small lawns</a></div>`,
+    ).join('');
+    const html = page(
+      `<main><h1>Robotic mowers</h1><p>${prose('intro', 60)}</p><section class="related-product">${cards}</section></main>`,
+    );
+    const result = extractPage(html, 'http://127.0.0.1/mowers/');
+    expect(result.text).toContain('cardmarker0');
+    expect(result.text).toContain('cardmarker11');
+  });
+});
