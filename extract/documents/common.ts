@@ -12,8 +12,9 @@ const SNIFF_BYTES = 8192;
 const MAX_CONTROL_SHARE = 0.1;
 
 /**
- * Decodes a text body (BOM first, then `charset`, then UTF-8), or returns undefined when it is not
- * text: a NUL byte, or many control characters, in its first 8 KiB (what `file` and git look at).
+ * Decodes a text body (BOM first, then `charset`, then UTF-8), or says why it is not text: a NUL
+ * byte, or many control characters, in its first 8 KiB (what `file` and git look at), or mostly
+ * bytes the encoding cannot read.
  * UTF-16 (by BOM or charset) is exempt from that test: half its bytes are NULs.
  *
  * A body that is not valid UTF-8 and holds no UTF-8 sequence at all was written in a legacy 8-bit
@@ -21,7 +22,9 @@ const MAX_CONTROL_SHARE = 0.1;
  * page of U+FFFD. This holds for a `utf-8` charset too, since the fetch path reports `utf-8` both
  * when a server said so and when it said nothing.
  */
-export function decodeText(bytes: Uint8Array, charset: string | undefined): string | undefined {
+export type DecodedText = { ok: true; text: string } | { ok: false; message: string };
+
+export function decodeText(bytes: Uint8Array, charset: string | undefined): DecodedText {
   const head = bytes.subarray(0, SNIFF_BYTES);
   let bom: string | undefined;
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) bom = 'utf-8';
@@ -32,19 +35,28 @@ export function decodeText(bytes: Uint8Array, charset: string | undefined): stri
   if (!encoding.startsWith('utf-16')) {
     let control = 0;
     for (const byte of head) {
-      if (byte === 0) return undefined;
+      if (byte === 0) return { ok: false, message: 'holds binary data (a NUL byte)' };
       if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) control++;
     }
-    if (head.length > 0 && control / head.length > MAX_CONTROL_SHARE) return undefined;
+    if (head.length > 0 && control / head.length > MAX_CONTROL_SHARE)
+      return { ok: false, message: 'holds binary data (control bytes)' };
   }
   let text = decodeWithEncoding(encoding, bytes);
   if (encoding === 'utf-8' && !bom && text.includes('\ufffd') && !/[\u0080-\ufffc\ufffe\uffff]/.test(text))
     text = decodeWithEncoding('windows-1252', bytes);
-  // Mostly replacement characters: binary that happened to carry no NUL in its first bytes.
+  // Mostly replacement characters: binary that happened to carry no NUL in its first bytes, or text
+  // in a multi-byte legacy encoding (Shift_JIS, GBK, EUC-KR) that the response did not name.
   const sample = text.slice(0, SNIFF_BYTES);
   const replaced = sample.length - sample.replaceAll('\ufffd', '').length;
-  if (sample.length > 0 && replaced / sample.length > MAX_CONTROL_SHARE) return undefined;
-  return text;
+  if (sample.length > 0 && replaced / sample.length > MAX_CONTROL_SHARE)
+    return {
+      ok: false,
+      message:
+        declared && declared !== 'utf-8'
+          ? `is not readable as its declared ${declared}`
+          : 'is not UTF-8 and names no other charset (a legacy encoding the server did not declare, or binary data)',
+    };
+  return { ok: true, text };
 }
 
 /** A charset label's WHATWG encoding name; undefined for none or an unknown label (then UTF-8 is read). */
@@ -97,11 +109,28 @@ export function documentMetadata(declared: Partial<PageMetadata>, text: string):
   return metadata;
 }
 
-/** Reading text of normalised Markdown: heading marks, link and image syntax and fences dropped. */
+const TABLE_ROW = /^\s*\|.*\|\s*$/;
+const TABLE_DELIMITER_ROW = /^\s*\|(?:\s*:?-+:?\s*\|)+\s*$/;
+
+/**
+ * Reading text of normalised Markdown: heading marks, link and image syntax and fences dropped, a
+ * table's rows read as their cells (no pipes, no delimiter row, no empty header).
+ */
 export function markdownToText(markdown: string): string {
   const lines: string[] = [];
   for (const line of markdown.split('\n')) {
     if (/^\s*(```|~~~)/.test(line)) continue;
+    if (TABLE_ROW.test(line)) {
+      if (TABLE_DELIMITER_ROW.test(line)) continue;
+      const cells = line
+        .trim()
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim().replace(/\\\|/g, '|'))
+        .filter((cell) => cell !== '');
+      if (cells.length > 0) lines.push(cells.join(' '));
+      continue;
+    }
     lines.push(line.replace(/^#{1,6}\s+/, '').replace(/^\\(?=[#=\-+>])/, ''));
   }
   return replaceLinksWithText(replaceImages(lines.join('\n'), ''), true)
@@ -116,4 +145,21 @@ export function shortFirstLine(text: string, maxChars = 120): string | undefined
     .find((line) => line.trim() !== '')
     ?.trim();
   return first && first.length <= maxChars ? first : undefined;
+}
+
+/**
+ * A document's file name without its extension ("orchard-manual.docx" → "orchard-manual"): a heading
+ * over its chapters when it declares no title. Undefined when the URL names no file.
+ */
+export function documentName(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const segment = new URL(url).pathname.split('/').pop() ?? '';
+    // A name without an extension (`/download?id=3`) is a route, not the document's name.
+    const named = /^(.+)\.[a-z0-9]{1,5}$/i.exec(decodeURIComponent(segment));
+    const name = named?.[1]?.trim();
+    return name && /\p{L}/u.test(name) ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -7,7 +7,8 @@ import { zipEntries } from '../../domain/zip-entries';
 import { blockText } from '../candidate';
 import { parseDocument } from '../dom';
 import { normalizeContent, toMarkdown } from '../markdown';
-import { collectLinks, documentMetadata, shortFirstLine } from './common';
+import { collectLinks, documentMetadata, documentName, shortFirstLine } from './common';
+import { coreProperties } from './docx-core-properties';
 import { type ConvertOptions, DEFAULT_CONVERT_OPTIONS, type DocumentResult, failure } from './types';
 import { inflatedSizeProblem } from './zip-inflated-sizes';
 
@@ -77,8 +78,17 @@ export async function convertDocx(
   for (const img of Array.from(body.querySelectorAll('img'))) img.remove();
   // Mammoth marks bookmarks with empty anchors; they carry no text or link.
   for (const anchor of Array.from(body.querySelectorAll('a[id]:not([href])'))) anchor.remove();
-  const heading = body.querySelector('h1')?.textContent?.replace(/\s+/g, ' ').trim() || undefined;
-  nestUnderTitle(body);
+  // Mammoth ends each footnote and endnote with a "↑" link back to its reference: a word in no one's
+  // text, in every chunk that holds a note.
+  for (const back of Array.from(body.querySelectorAll('a[href^="#footnote-ref-"], a[href^="#endnote-ref-"]')))
+    back.remove();
+  const properties = coreProperties(bytes, listing.entries);
+  const headingText = (el: Element | null) => el?.textContent?.replace(/\s+/g, ' ').trim() || undefined;
+  const h1s = Array.from(body.querySelectorAll('h1'));
+  const titled = body.querySelector(`h1.${TITLE_CLASS}`) !== null;
+  const top = titled || h1s.length < 2 ? undefined : (properties.title ?? documentName(url));
+  const heading = top ?? headingText(h1s[0] ?? null);
+  nestUnder(body, top);
   // Footnote and bookmark references (`#footnote-1`) point inside the document: no outgoing link, as
   // for `#` links in HTML. Picked out before normalizeContent makes every href absolute.
   const internal = new Set(body.querySelectorAll('a[href^="#"]'));
@@ -91,7 +101,7 @@ export async function convertDocx(
   );
   const text = blockText(body);
   const markdown = toMarkdown(body);
-  const title = heading ?? shortFirstLine(text) ?? '';
+  const title = heading ?? properties.title ?? shortFirstLine(text) ?? '';
   return {
     ok: true,
     document: {
@@ -99,7 +109,7 @@ export async function convertDocx(
       title,
       text,
       markdown,
-      metadata: documentMetadata({ title: title || undefined }, text),
+      metadata: documentMetadata({ title: title || undefined, author: properties.author }, text),
       confidence: text === '' ? 0 : 1,
       strategy: 'document:docx',
       links,
@@ -115,10 +125,13 @@ export async function convertDocx(
  * not its sibling. mammoth makes both `h1`, and the normaliser (one H1, later H1s become H2) would
  * then put Heading 1 and Heading 2 on one level, losing every heading path below the top. So with a
  * Title, each other heading moves one level down (h6 stays h6), the title staying the only H1.
+ *
+ * A document with no Title but several Heading 1s (chapters) loses the same way: there every heading
+ * moves down and `top` (the document's own title, else its file name) becomes the H1 over them.
  */
-function nestUnderTitle(body: Element): void {
+function nestUnder(body: Element, top: string | undefined): void {
   const title = body.querySelector(`h1.${TITLE_CLASS}`);
-  if (!title) return;
+  if (!title && top === undefined) return;
   const doc = body.ownerDocument;
   for (const heading of Array.from(body.querySelectorAll('h1, h2, h3, h4, h5'))) {
     if (heading === title) continue;
@@ -127,5 +140,10 @@ function nestUnderTitle(body: Element): void {
     while (heading.firstChild) moved.appendChild(heading.firstChild);
     heading.replaceWith(moved);
   }
-  title.removeAttribute('class');
+  if (title) title.removeAttribute('class');
+  else {
+    const h1 = doc.createElement('h1');
+    h1.textContent = top ?? '';
+    body.insertBefore(h1, body.firstChild);
+  }
 }

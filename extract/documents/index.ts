@@ -68,8 +68,9 @@ async function convertAny(
         return await convertDocx(bytes, url, options);
       case 'markdown':
       case 'text': {
-        const text = decodeText(bytes, options.charset);
-        if (text === undefined) return failure('not-text', `a ${type} response holds binary data`);
+        const decoded = decodeText(bytes, options.charset);
+        if (!decoded.ok) return failure('not-text', `a ${type} response ${decoded.message}`);
+        const { text } = decoded;
         const document =
           type === 'markdown' ? convertMarkdown(text, url, options) : convertText(text, url, options);
         return { ok: true, document };

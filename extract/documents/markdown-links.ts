@@ -1,7 +1,8 @@
 /**
- * Links of a Markdown document: inline links `[text](dest "title")`, autolinks `<https://…>` and
- * reference definitions `[label]: dest`, outside fenced code. Their destinations are made absolute in
- * the Markdown (as the HTML path does for `<a href>`), and they are listed for the crawler to follow.
+ * Links of a Markdown document: inline links `[text](dest "title")`, autolinks `<https://…>` (written
+ * out as inline links) and reference definitions `[label]: dest`, outside fenced code. Their
+ * destinations are made absolute in the Markdown (as the HTML path does for `<a href>`), and they are
+ * listed for the crawler to follow.
  *
  * One pass per line, linear: the `]` and `)` an opener needs are searched once and remembered for the
  * openers after it (a line of `[[[[…` must not rescan itself for each one; see
@@ -15,7 +16,9 @@ export interface FoundLink {
 
 const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
 const REFERENCE_DEFINITION = /^( {0,3}\[([^\]]{1,999})\]:[ \t]*)(<[^>]*>|\S+)/;
-const AUTOLINK = /<(https?:\/\/[^\s<>]*)>/g;
+/** CommonMark autolinks: `<scheme:…>` and `<name@host>`. */
+const AUTOLINK =
+  /<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@"\\[\]()]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)>/g;
 
 /** Returns the Markdown with absolute link destinations, and the links in document order. */
 export function resolveMarkdownLinks(
@@ -86,9 +89,28 @@ function inlineLinks(line: string, base: string | undefined, links: FoundLink[])
     at = paren;
   }
   result += line.slice(copied);
-  for (const match of result.matchAll(AUTOLINK))
-    links.push({ href: match[1] as string, text: match[1] as string });
-  return result;
+  return inlineAutolinks(result, links);
+}
+
+/**
+ * Autolinks become inline links (`<https://a.example/>` → `[https://a.example/](https://a.example/)`),
+ * outside code spans: the normaliser escapes text that reads as a tag, and an autolink does.
+ */
+function inlineAutolinks(line: string, links: FoundLink[]): string {
+  if (!line.includes('<')) return line;
+  return line
+    .split(/(`+[^`]*?`+)/)
+    .map((part, index) =>
+      index % 2 === 1
+        ? part
+        : part.replace(AUTOLINK, (_whole, target: string) => {
+            const email = !/^[A-Za-z][A-Za-z0-9+.-]{1,31}:/.test(target);
+            const href = email ? `mailto:${target}` : target;
+            if (/^https?:\/\//i.test(href)) links.push({ href, text: target });
+            return `[${target.replace(/[[\]\\]/g, '\\$&')}](${href.replace(/[()]/g, encodeURIComponent)})`;
+          }),
+    )
+    .join('');
 }
 
 function unwrap(dest: string): string {

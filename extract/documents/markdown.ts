@@ -96,15 +96,36 @@ const INLINE_TAGS = new Set(
 /**
  * Raw HTML in Markdown (`<div class="note">`, `<b>`, `<br>`, comments) is markup, not text: its tags
  * are removed and the words inside kept, so chunks, search and summaries read "Do not overfeed"
- * instead of the normaliser's escaped `\<b>not\</b>`. Code (fences, indented blocks, code spans) keeps
- * every character; autolinks (`<https://…>`) are no tags.
+ * instead of the normaliser's escaped `\<b>not\</b>`. Comments, scripts and styles are no words at
+ * all: dropped whole, over as many lines as they run. Code (fences, indented blocks, code spans)
+ * keeps every character; autolinks (`<https://…>`) are no tags.
  */
 function withoutRawHtml(markdown: string): string {
   if (!markdown.includes('<')) return markdown;
   const lines = markdown.split('\n');
+  let closer: RegExp | undefined;
   forEachLineOutsideFences(lines, (line, i) => {
-    if (!line.includes('<') || /^(?: {4}|\t)/.test(line)) return;
-    const stripped = line
+    let rest = line;
+    if (closer) {
+      const end = closer.exec(rest);
+      if (!end) {
+        lines[i] = '';
+        return;
+      }
+      closer = undefined;
+      rest = rest.slice(end.index + end[0].length);
+      if (rest.trim() === '') {
+        lines[i] = '';
+        return;
+      }
+    }
+    if (!rest.includes('<') || /^(?: {4}|\t)/.test(rest)) {
+      lines[i] = rest;
+      return;
+    }
+    const hidden = withoutHiddenSpans(rest);
+    closer = hidden.closer;
+    const stripped = hidden.text
       .split(/(`+[^`]*?`+)/)
       .map((part, index) =>
         index % 2 === 1
@@ -115,9 +136,33 @@ function withoutRawHtml(markdown: string): string {
       )
       .join('');
     // A line that opened with a block tag must not open with the space it left (an indent is code).
-    lines[i] = /^\s/.test(line) ? stripped : stripped.trimStart();
+    lines[i] = /^\s/.test(rest) ? stripped : stripped.trimStart();
   });
   return lines.join('\n');
+}
+
+/** Where a comment, script or style starts, outside code spans. */
+const HIDDEN_OPENER = /`+[^`]*?`+|<!--|<(script|style)(?=[\s>])/gi;
+
+/**
+ * The line without its comments, scripts and styles; `closer` finds the end of one left open, which
+ * runs on over the next lines.
+ */
+function withoutHiddenSpans(line: string): { text: string; closer?: RegExp } {
+  let text = '';
+  let copied = 0;
+  HIDDEN_OPENER.lastIndex = 0;
+  for (let match = HIDDEN_OPENER.exec(line); match; match = HIDDEN_OPENER.exec(line)) {
+    if (match[0].startsWith('`')) continue; // a code span
+    const closer = match[1] ? new RegExp(`</${match[1]}\\s*>`, 'gi') : /-->/g;
+    closer.lastIndex = match.index + match[0].length;
+    const end = closer.exec(line);
+    text += `${line.slice(copied, match.index)} `;
+    if (!end) return { text, closer: new RegExp(closer.source, 'i') };
+    copied = end.index + end[0].length;
+    HIDDEN_OPENER.lastIndex = copied;
+  }
+  return { text: text + line.slice(copied) };
 }
 
 function firstH1(markdown: string): string | undefined {

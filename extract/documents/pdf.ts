@@ -14,7 +14,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { normalizeMarkdown } from '../normalize-markdown';
-import { collectLinks, documentMetadata, markdownToText, shortFirstLine } from './common';
+import { collectLinks, documentMetadata, documentName, markdownToText, shortFirstLine } from './common';
 import {
   type Block,
   blocksOf,
@@ -112,6 +112,7 @@ export async function convertPdf(
     }
 
     const pageCount = doc.numPages;
+    if (pageCount === 0) return failure('pdf-no-text', 'PDF has no pages');
     const wanted = Math.min(pageCount, maxPages);
     const pages: { page: number; lines: Line[] }[] = [];
     const found: { href: string; text: string }[] = [];
@@ -153,10 +154,22 @@ export async function convertPdf(
     const layout = layoutOf(bodies);
     const blocks = pages.flatMap(({ page }, index) => blocksOf(bodies[index] ?? [], page, layout));
     const infoTitle = info.title;
-    const { markdown, pageStarts } = assemble(blocks, infoTitle);
+    // Chapters set in the largest heading size: each is an H1, and the normaliser (one H1, later
+    // H1s become H2) would put their sections beside them. So every heading goes one level down,
+    // under the document's title (else its file name).
+    const chapters = blocks.filter((block) => block.kind === 'heading' && block.level === 1).length;
+    const top = chapters >= 2 ? (infoTitle ?? documentName(url)) : undefined;
+    const { markdown, pageStarts } = assemble(
+      top === undefined ? blocks : blocks.map(levelDown),
+      top ?? infoTitle,
+    );
     const text = markdownToText(markdown);
     const title =
-      infoTitle ?? blocks.find((block) => block.kind === 'heading')?.text ?? shortFirstLine(text) ?? '';
+      infoTitle ??
+      top ??
+      blocks.find((block) => block.kind === 'heading')?.text ??
+      shortFirstLine(text) ??
+      '';
     const truncated = timedOut
       ? {
           reason: 'pdf-time-cap' as const,
@@ -205,10 +218,16 @@ function isTextItem(item: unknown): item is PdfTextItem {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
 const CONTROL_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 
+/**
+ * Arabic and Hebrew presentation forms: the shaped glyph a writer drew (initial, medial, final,
+ * isolated, ligatures), which pdf.js keeps for most Arabic letters. A reader searches for the letters.
+ */
+const PRESENTATION_FORMS = /[\ufb1d-\ufdff\ufe70-\ufefc]+/g;
+
 function toRun(item: PdfTextItem): TextRun {
   const [a = 0, b = 0, c = 0, d = 0, e = 0, f = 0] = item.transform;
   return {
-    str: item.str.replace(CONTROL_CHARS, ''),
+    str: item.str.replace(CONTROL_CHARS, '').replace(PRESENTATION_FORMS, (forms) => forms.normalize('NFKC')),
     x: e,
     y: f,
     size: Math.hypot(c, d) || Math.hypot(a, b),
@@ -233,17 +252,23 @@ function linkAreas(annotations: unknown[]): LinkArea[] {
   return areas;
 }
 
-/** The text of the runs whose middle lies inside a link's rectangle. */
+/** The text of the runs whose middle lies inside a link's rectangle, in reading order. */
 function anchorText(runs: readonly TextRun[], link: LinkArea): string {
   const [x1 = 0, y1 = 0, x2 = 0, y2 = 0] = link.rect;
-  return runs
-    .filter((run) => {
-      const x = run.x + run.width / 2;
-      const y = run.y + run.size / 3;
-      return x >= Math.min(x1, x2) && x <= Math.max(x1, x2) && y >= Math.min(y1, y2) && y <= Math.max(y1, y2);
-    })
-    .map((run) => run.str)
+  const inside = runs.filter((run) => {
+    const x = run.x + run.width / 2;
+    const y = run.y + run.size / 3;
+    return x >= Math.min(x1, x2) && x <= Math.max(x1, x2) && y >= Math.min(y1, y2) && y <= Math.max(y1, y2);
+  });
+  return linesOf(inside, [])
+    .map((line) => line.segments.map((segment) => segment.text).join(''))
     .join(' ');
+}
+
+function levelDown(block: Block): Block {
+  if (block.kind !== 'heading') return block;
+  const level = Math.min(6, block.level + 1);
+  return { ...block, level, markdown: `${'#'.repeat(level)} ${block.text}` };
 }
 
 /** Blocks → normalised Markdown, and the line where each page's first block landed. */

@@ -38,6 +38,10 @@ const MARKDOWN_PIECES = [
   '\u00a0',
   '&amp;',
   '<div>',
+  '<!--',
+  '-->',
+  '<script>',
+  '</script>',
   '`',
   '*',
 ];
@@ -121,6 +125,26 @@ describe("a PDF's text layer becomes blocks in linear time", () => {
           return { str: 'word', x: i * 30, y: 700, size: 11, width: 25, hasEOL: false };
         case 'a size per line':
           return { str: 'Heading', x: 20, y: 700 - i, size: 11 + i / 100, width: 50, hasEOL: true };
+        case 'one Arabic line':
+          return {
+            str: ['ﺔ', 'ِ', ' ', '75', 'NPK', '.', 'ﻟ'][i % 7] as string,
+            x: i * 5,
+            y: 700,
+            size: 11,
+            width: 4,
+            hasEOL: false,
+          };
+        case 'a letter and its marks':
+          return { str: i === 0 ? 'ﺔ' : 'ِ', x: 20 + i / 1000, y: 700, size: 11, width: 0, hasEOL: false };
+        case 'table rows':
+          return {
+            str: 'cell',
+            x: i % 2 === 0 ? 20 : 120,
+            y: 700 - Math.floor(i / 2) * 0.01,
+            size: 11,
+            width: 20,
+            hasEOL: i % 2 === 1,
+          };
         case 'hyphenated lines':
           return { str: 'hyphen-', x: 20, y: 700 - (i % 600), size: 11, width: 50, hasEOL: true };
         default:
@@ -135,7 +159,15 @@ describe("a PDF's text layer becomes blocks in linear time", () => {
     const lines = linesOf(runsOf(kind, count), links);
     return blocksOf(lines, 1, layoutOf([lines]));
   };
-  it.each(['one line', 'a size per line', 'hyphenated lines', 'blank runs'])('%s, 500 link areas', (kind) => {
+  it.each([
+    'one line',
+    'one Arabic line',
+    'a letter and its marks',
+    'table rows',
+    'a size per line',
+    'hyphenated lines',
+    'blank runs',
+  ])('%s, 500 link areas', (kind) => {
     expectLinear(
       `pdf layout ${kind}`,
       convert,

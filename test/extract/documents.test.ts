@@ -18,6 +18,7 @@ import {
   documentTypeOf,
   pagesOfLines,
 } from '../../extract/documents';
+import { linesOf } from '../../extract/documents/pdf-layout';
 import { headingAnchors } from '../../extract/normalize-markdown';
 import { zip } from '../../testbed/zip-archive';
 
@@ -112,6 +113,86 @@ describe('PDF (printed by Chromium)', () => {
     expect(doc.text).toContain(
       'Clay soils hold water; their drainage improves with compost, and earthworms follow the improvement within a season or two.',
     );
+  });
+
+  it('reads Arabic and Hebrew in reading order and as letters, not as shaped glyphs drawn left to right', async () => {
+    const doc = await converted('bidi-notes.pdf', 'pdf');
+    expect(doc.title).toBe('ملاحظات الحديقة');
+    expect(headings(doc.markdown)).toEqual(['# ملاحظات الحديقة', '## עברית']);
+    expect(doc.text).toContain(
+      'تحتاج الطماطم إلى الشمس والماء كل يوم في الصيف، وتنضج بعد 75 يوما من الزراعة في تربة محايدة.',
+    );
+    expect(doc.text).toContain('وجرّب السماد من نوع NPK مرة في الشهر.');
+    expect(doc.text).toContain('העגבניות צריכות שמש ומים בכל יום בקיץ, במיוחד ביולי 2024.');
+    expect(doc.text).toContain('An English paragraph between them stays as it was written.');
+    // Arabic presentation forms (the shaped glyphs) match no word a reader types.
+    expect(doc.markdown).not.toMatch(/[\ufb50-\ufdff\ufe70-\ufeff]/);
+    expect(doc.links).toEqual([
+      expect.objectContaining({ url: 'https://example.org/soil', anchorText: 'دليل التربة' }),
+    ]);
+    expect(doc.markdown).toContain('اقرأ [دليل التربة](https://example.org/soil) قبل الزراعة');
+  });
+
+  it('reads a right-to-left line the same whether its glyphs are drawn left to right or in reading order', () => {
+    // "שלום עולם 2024." set glyph by glyph, 6 pt apart, ending at x = 300.
+    const logical = [...'שלום עולם'];
+    const visual = ['.', ...'2024', ' ', ...[...logical].reverse()];
+    const runsAt = (chars: string[], order: 'leftToRight' | 'readingOrder') => {
+      const runs = chars.map((str, i) => ({
+        str,
+        x: 300 - (chars.length - i) * 6,
+        y: 700,
+        size: 11,
+        width: 6,
+        hasEOL: false,
+      }));
+      return order === 'leftToRight' ? runs : [...runs].reverse();
+    };
+    const textOf = (runs: ReturnType<typeof runsAt>) =>
+      linesOf(runs, []).map((line) => line.segments.map((segment) => segment.text).join(''));
+    expect(textOf(runsAt(visual, 'leftToRight'))).toEqual(['שלום עולם 2024.']);
+    expect(textOf(runsAt(visual, 'readingOrder'))).toEqual(['שלום עולם 2024.']);
+  });
+
+  it('keeps a table as a GFM table (empty header row, as the HTML path) and reads its rows as text', async () => {
+    const doc = await converted('orchard-chapters.pdf', 'pdf');
+    expect(doc.markdown).toContain(
+      [
+        '|  |  |',
+        '| --- | --- |',
+        '| Month | Task |',
+        '| May | Thin the fruit to one per cluster |',
+        '| June | Summer prune |',
+      ].join('\n'),
+    );
+    expect(doc.text).toContain('May Thin the fruit to one per cluster\nJune Summer prune');
+    expect(doc.text).not.toContain('|');
+    // Running text never becomes a table.
+    for (const name of ['field-guide.pdf', 'soft-hyphens.pdf', 'bidi-notes.pdf'])
+      expect((await converted(name, 'pdf')).markdown).not.toMatch(/^\|/m);
+  });
+
+  it("keeps each chapter's sections under it when chapters are set in the largest heading size", async () => {
+    const doc = await converted('orchard-chapters.pdf', 'pdf');
+    expect(doc.title).toBe('Orchard Manual');
+    expect(headings(doc.markdown)).toEqual([
+      '# Orchard Manual',
+      '## Pruning',
+      '### Tools',
+      '## Feeding',
+      '### Compost',
+    ]);
+    const compost = chunkMarkdown(doc.markdown, {
+      countTokens: (text) => text.split(/\s+/).filter(Boolean).length,
+      targetTokens: 10,
+      minTokens: 2,
+      maxTokens: 25,
+    }).find((chunk) => chunk.text.includes('Two barrows'));
+    expect(compost?.headingPath).toEqual(['Orchard Manual', 'Feeding', 'Compost']);
+    expect(compost && pagesOfLines(doc.pageStarts ?? [], compost.startLine, compost.endLine)).toEqual({
+      first: 1,
+      last: 1,
+    });
   });
 
   it('gives chunks the pages they came from', async () => {
@@ -252,6 +333,60 @@ describe('Markdown', () => {
     expect(markdown).toContain('```html\n<p>fenced</p>\n```');
   });
 
+  it('keeps autolinks as links, and code spans as written', async () => {
+    const source = [
+      '# Pond links',
+      '',
+      'The society is at <https://ponds.example.org/join> and answers <help@ponds.example.org>.',
+      '',
+      'Write it as `<https://not.a.link/>` in a code span.',
+      '',
+    ].join('\n');
+    const result = await convertDocument(Buffer.from(source), 'markdown', `${BASE}links.md`);
+    if (!result.ok) throw new Error(result.failure.message);
+    const { markdown, text, links } = result.document;
+    expect(markdown).toContain(
+      'The society is at [https://ponds.example.org/join](https://ponds.example.org/join) and answers [help@ponds.example.org](mailto:help@ponds.example.org).',
+    );
+    expect(text).toContain(
+      'The society is at https://ponds.example.org/join and answers help@ponds.example.org.',
+    );
+    expect(markdown).toContain('Write it as `<https://not.a.link/>` in a code span.');
+    expect(links.map((link) => link.url)).toEqual(['https://ponds.example.org/join']);
+  });
+
+  it('drops HTML comments, scripts and styles that run over several lines, words and all', async () => {
+    const source = [
+      '# Pond notes',
+      '',
+      'Before the comment. <!-- a note',
+      'for the editors only',
+      'until here --> After the comment.',
+      '',
+      '<!--',
+      'A whole hidden paragraph.',
+      '-->',
+      '',
+      '<script>',
+      'var tracking = "pond-visitor";',
+      '</script>',
+      '',
+      '<style type="text/css">',
+      '.badge { colour: green; }',
+      '</STYLE>',
+      '',
+      'The last paragraph.',
+      '',
+    ].join('\n');
+    const result = await convertDocument(Buffer.from(source), 'markdown', `${BASE}pond.md`);
+    if (!result.ok) throw new Error(result.failure.message);
+    const { markdown, text } = result.document;
+    expect(text).not.toMatch(/editors|hidden|<!--|-->|tracking|badge|script|style/i);
+    expect(markdown).toContain('Before the comment.');
+    expect(markdown).toContain('After the comment.');
+    expect(markdown).toContain('The last paragraph.');
+  });
+
   it('reads front matter safely: no code tags run, alias bombs are refused, the body stays', async () => {
     const hostile = [
       '---',
@@ -306,6 +441,24 @@ describe('plain text', () => {
     const bytes = Buffer.from(`Plain words.\n\n${MENU}\n`, 'utf8');
     const result = await convertDocument(bytes, 'text', BASE, { charset: 'utf-8' });
     expect(result.ok && result.document.text).toContain(MENU);
+  });
+
+  it('reads Shift_JIS when declared, and names the missing charset rather than "binary" when not', async () => {
+    // "庭の手入れ\n\n毎朝、水をやります。\n" in Shift_JIS (Python's str.encode('shift_jis')).
+    const sjis = Buffer.from('92eb82cc8ee893fc82ea0a0a968892a98141908582f082e282e882dc82b781420a', 'hex');
+    const declared = await convertDocument(sjis, 'text', `${BASE}garden.txt`, { charset: 'shift_jis' });
+    expect(declared.ok && declared.document.text).toBe('庭の手入れ\n\n毎朝、水をやります。');
+    for (const charset of [undefined, 'utf-8']) {
+      const result = await convertDocument(sjis, 'text', `${BASE}garden.txt`, { charset });
+      expect(result).toEqual({
+        ok: false,
+        failure: {
+          reason: 'not-text',
+          message:
+            'a text response is not UTF-8 and names no other charset (a legacy encoding the server did not declare, or binary data)',
+        },
+      });
+    }
   });
 
   it('reads UTF-16LE without a BOM when the response declares it', async () => {
@@ -366,6 +519,8 @@ describe('DOCX (WordprocessingML written by hand)', () => {
     expect(doc.text).toContain('Feed sugar syrup in autumn only.');
     expect(doc.text).not.toContain('spring');
     expect(doc.text).toContain('Varroa destructor, an external parasitic mite.');
+    // mammoth's "↑" link from each note back to its reference is no word of the document.
+    expect(doc.markdown).not.toContain('↑');
     expect(doc.links).toEqual([]);
   });
 });
@@ -413,6 +568,78 @@ const RELS =
   '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
   '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
 
+describe('DOCX with chapters (several Heading 1s, no Title), written by the test', () => {
+  const para = (text: string, style?: string) =>
+    `<w:p>${style ? `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>` : ''}<w:r><w:t>${text}</w:t></w:r></w:p>`;
+  const styles =
+    `<?xml version="1.0" encoding="UTF-8"?><w:styles xmlns:w="${WORD_NS}">` +
+    '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>' +
+    '<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/></w:style></w:styles>';
+  const documentXml =
+    `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="${WORD_NS}"><w:body>` +
+    para('Pruning', 'Heading1') +
+    para('Prune apple trees in winter, when the sap is down.') +
+    para('Tools', 'Heading2') +
+    para('A sharp pruning saw and clean loppers.') +
+    para('Feeding', 'Heading1') +
+    para('Feed the orchard once in early spring.') +
+    para('Compost', 'Heading2') +
+    para('Two barrows of compost per tree, spread to the drip line.') +
+    '</w:body></w:document>';
+  const parts = {
+    '[Content_Types].xml': CONTENT_TYPES,
+    '_rels/.rels': RELS,
+    'word/document.xml': documentXml,
+    'word/_rels/document.xml.rels':
+      '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+      '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>',
+    'word/styles.xml': styles,
+  };
+  const core =
+    '<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/">' +
+    '<dc:title>Orchard Manual &amp; Calendar</dc:title><dc:creator>Ann Gardener</dc:creator></cp:coreProperties>';
+  const compostPath = (doc: ConvertedDocument) =>
+    chunkMarkdown(doc.markdown, {
+      countTokens: (text) => text.split(/\s+/).filter(Boolean).length,
+      targetTokens: 8,
+      minTokens: 2,
+      maxTokens: 20,
+    }).find((chunk) => chunk.text.includes('Two barrows'))?.headingPath;
+
+  it("keeps each chapter's sections under it, below the title the document declares", async () => {
+    const result = await convertDocument(
+      zip({ ...parts, 'docProps/core.xml': core }),
+      'docx',
+      `${BASE}manual.docx`,
+    );
+    if (!result.ok) throw new Error(result.failure.message);
+    const doc = result.document;
+    expect(doc.title).toBe('Orchard Manual & Calendar');
+    expect(doc.metadata.author).toBe('Ann Gardener');
+    expect(headings(doc.markdown)).toEqual([
+      '# Orchard Manual & Calendar',
+      '## Pruning',
+      '### Tools',
+      '## Feeding',
+      '### Compost',
+    ]);
+    expect(compostPath(doc)).toEqual(['Orchard Manual & Calendar', 'Feeding', 'Compost']);
+  });
+
+  it('uses the file name as the top heading when the document declares no title', async () => {
+    const result = await convertDocument(zip(parts), 'docx', `${BASE}orchard-manual.docx`);
+    if (!result.ok) throw new Error(result.failure.message);
+    expect(headings(result.document.markdown)).toEqual([
+      '# orchard-manual',
+      '## Pruning',
+      '### Tools',
+      '## Feeding',
+      '### Compost',
+    ]);
+    expect(compostPath(result.document)).toEqual(['orchard-manual', 'Feeding', 'Compost']);
+  });
+});
+
 describe('bad input', () => {
   // Built once, named in the table: vitest formats every `it.each` argument, and a 3 MB buffer in
   // the table costs minutes of formatting.
@@ -438,6 +665,22 @@ describe('bad input', () => {
     // Generous: the machine is shared; the point is that it ends, and with a name.
     expect(performance.now() - started).toBeLessThan(30_000);
     expect(result).toMatchObject({ ok: false, failure: { reason } });
+  });
+
+  it('says a PDF with no pages has no text, rather than that its pages could not be read', async () => {
+    // A valid PDF whose page tree is empty, with a correct cross-reference table.
+    const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [] /Count 0 >>'];
+    let body = '%PDF-1.4\n';
+    const offsets = objects.map((object, i) => {
+      const at = body.length;
+      body += `${i + 1} 0 obj\n${object}\nendobj\n`;
+      return at;
+    });
+    const xref = body.length;
+    body += `xref\n0 3\n0000000000 65535 f \n${offsets.map((at) => `${String(at).padStart(10, '0')} 00000 n \n`).join('')}`;
+    body += `trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+    const result = await convertDocument(Buffer.from(body), 'pdf', `${BASE}empty.pdf`);
+    expect(result).toEqual({ ok: false, failure: { reason: 'pdf-no-text', message: 'PDF has no pages' } });
   });
 
   it('cuts huge text at the input cap and says so', async () => {
