@@ -107,6 +107,8 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       // Each redirect hop is a request to a URL of its own, so its origin's robots.txt rules it too
       // (RFC 9309 §2.2.2 leaves redirects to the crawler; following into a disallowed path is not polite).
       let refusedHop: { url: string; verdict: RobotsVerdict } | undefined;
+      /** A hop refused for where it leads (a login wall), not for the wait it needed. */
+      let leftAloneHop = false;
       // A hop to this origin is a request of its own, so it keeps the origin's gap from the end of the
       // redirect before it: sent at once, a chain put requests 3 ms apart under `Crawl-delay: 1`. A hop
       // to another origin is not paced here (that origin's workflow never sees it).
@@ -132,7 +134,10 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         // behind it, robots.txt, a trap) is not followed either: each page behind a login wall was
         // stored as one more copy of its form. A seed is the user's own choice and goes wherever it
         // redirects.
-        if (input.depth > 0 && isLeftAlone(location)) return false;
+        if (input.depth > 0 && isLeftAlone(location)) {
+          leftAloneHop = true;
+          return false;
+        }
         const hop = await robots.check(location, hopOrigin, robotsOptions);
         if (!hop.allowed) refusedHop = { url: location, verdict: hop };
         if (!hop.allowed) return false;
@@ -185,20 +190,10 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       }
       await recordFetch(db, input, fetched);
       // A page can be visited twice in a crawl: through a redirect (an alias, a moved page's new URL)
-      // and by its own URL. The first visit's verdict was counted; a later fetch reports none. Only a
-      // first attempt can tell: a retry may be looking at its own earlier attempt's visit, whose
-      // result never reached the workflow.
-      const visitUrl =
-        context.info.attempt !== 1
-          ? undefined
-          : fetched.redirects.length === 0
-            ? known && input.url
-            : fetched.kind === 'ok'
-              ? (canonicalizeUrl(fetched.finalUrl) ?? input.url)
-              : undefined;
-      const visitedBefore = visitUrl ? await visitedInCrawl(db, input.crawlId, visitUrl) : false;
-      // With `assessRender` the render verdict comes back in the result, made in the same thread pass
-      // as the links; none when that pass ran out of time (a page that hostile is not worth a browser).
+      // and by its own URL. Which fetch reports its verdict is settled with the visit's record
+      // (recrawl-visits.ts). With `assessRender` the render verdict comes back in the result, made in
+      // the same thread pass as the links; none when that pass ran out of time (a page that hostile
+      // is not worth a browser).
       const result =
         fetched.kind === 'ok'
           ? await store(db, input, fetched, await scopeOfPage(scopes, input, fetched.finalUrl), 'http', {
@@ -206,6 +201,8 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
               robots,
               signal: context.cancellationSignal,
               ...(deadlineMs ? { deadlineMs } : {}),
+              // A known page that redirects reports its own verdict (moved, below), not its target's.
+              ...(known && fetched.redirects.length > 0 ? { reportsAskedPage: true } : {}),
             })
           : await trackUnstored(db, input.crawlId, known, failed(fetched, context.info.attempt));
       // A known page that now redirects elsewhere no longer serves what its row holds: the target is
@@ -216,17 +213,23 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
         fetched.kind === 'ok' &&
         fetched.redirectStatus !== undefined &&
         known !== undefined &&
-        result.pageId !== undefined &&
+        result.finalUrl !== input.url &&
         result.pageId !== known.id
           ? await trackGone(db, input.crawlId, known, fetched.redirectStatus)
-          : undefined;
+          : fetched.kind === 'redirect-limit' && known && (fetched.reason !== 'refused' || leftAloneHop)
+            ? // Redirecting where the crawl goes no further (a login wall, a loop): gone all the same.
+              await trackGone(db, input.crawlId, known, fetched.redirectStatus ?? 0, {
+                reason: fetched.reason === 'refused' ? 'redirect-not-followed' : `redirect-${fetched.reason}`,
+              })
+            : undefined;
       // A duration on this machine's clock, so the workflow can date the response's end without
       // trusting that worker and server clocks agree.
       return {
-        ...(visitedBefore ? withoutVisit(result) : result),
+        ...result,
         // The summary counts one verdict a fetch: the page asked for. Its target is counted when the
-        // crawl visits it itself (a site's new URLs are linked too); counting it here as well made
-        // every recrawl of a moved page report its target twice and the move not at all.
+        // crawl visits it by its own URL (store() hands it back to be fetched when no one else will);
+        // counting it here as well made every recrawl of a moved page report its target twice and the
+        // move not at all.
         ...(moved ? { change: moved.change } : {}),
         msSinceResponse: msSince(fetched.timings),
         responseEnded,
@@ -235,21 +238,6 @@ export function createFetchAndStore({ db, robots, deadlineMs }: FetchAndStoreDep
       };
     }, HEARTBEAT);
   };
-}
-
-/** Whether this crawl already recorded a visit of the page stored at `url`. */
-async function visitedInCrawl(db: Database, crawlId: string, url: string): Promise<boolean> {
-  const { rows } = await db.query(
-    `SELECT 1 FROM page_changes c JOIN pages p ON p.id = c.page_id WHERE c.crawl_id = $1 AND p.url = $2`,
-    [crawlId, url],
-  );
-  return rows.length > 0;
-}
-
-/** A result without the counters of its page's visit, which another fetch reported. */
-function withoutVisit(result: FetchAndStoreResult): FetchAndStoreResult {
-  const { change: _change, duplicate: _duplicate, indexed: _indexed, ...rest } = result;
-  return rest;
 }
 
 /** The scope that judges the links of a page fetched for `input`, which landed on `finalUrl`. */
@@ -367,6 +355,12 @@ export interface StoreOptions extends PageTaskOptions {
   assess?: boolean;
   /** The crawl's robots.txt policy, asked about each link as the page wrote it (`ExtractedLink.asWritten`). */
   robots?: RobotsPolicy;
+  /**
+   * The fetch reports the verdict of the known page it asked for, which redirected: the target's
+   * visit is recorded uncounted, and the target is handed back to be fetched by its own URL (when
+   * this fetch claimed it), whose fetch counts it.
+   */
+  reportsAskedPage?: boolean;
 }
 
 /**
@@ -392,7 +386,7 @@ export async function store(
   // and fetched through the normal path, robots and SSRF checks included (issue 27 item 3).
   const stub =
     kind === 'html' ? detectRedirectStub(fetched.text, finalUrl, extraction.metaRefreshUrl) : undefined;
-  if (stub) return followStub(db, input, fetched, finalUrl, stub, inScope);
+  if (stub) return followStub(db, input, fetched, finalUrl, stub, inScope, options);
   const headerRobots = parseXRobotsTag(fetched.headers['x-robots-tag'], input.spec.userAgent);
   const directives = {
     noindex: extraction.metaRobots.noindex || headerRobots.noindex,
@@ -405,6 +399,8 @@ export async function store(
   if (canonicalUrl && !directives.nofollow)
     candidates.push({ url: canonicalUrl, origin: originOf(canonicalUrl), depth: input.depth });
 
+  // The target of a known page that moved: its visit is counted by a fetch of its own URL.
+  const moved = options.reportsAskedPage === true && finalUrl !== input.url;
   const { pageId, discovered, spilled, visit } = await db.transaction(async (tx) => {
     const previous = await loadKnownPage(tx, finalUrl);
     const page = await tx.query<{ id: number; created: boolean }>(
@@ -459,6 +455,7 @@ export async function store(
       input.crawlId,
       { id, contentHash, noindex: directives.noindex, ...(canonicalUrl ? { canonicalUrl } : {}) },
       previous,
+      moved ? null : input.url,
     );
     return { pageId: id, ...claimed, visit };
   });
@@ -471,7 +468,8 @@ export async function store(
     contentHash,
     bytes: fetched.bytes,
     linksStored: edges.length,
-    discovered: discovered.filter((found) => found.url !== finalUrl),
+    discovered:
+      moved && inScope(finalUrl) ? discovered : discovered.filter((found) => found.url !== finalUrl),
     ...(spilled > 0 ? { spilled } : {}),
     ...(directives.noindex ? { noindex: true } : {}),
     ...(read.html.assessment ? { renderAssessment: read.html.assessment } : {}),
@@ -490,6 +488,7 @@ async function followStub(
   finalUrl: string,
   stub: RedirectStub,
   inScope: ScopePredicate,
+  options: StoreOptions,
 ): Promise<FetchAndStoreResult> {
   const admitted =
     isCrawlable(stub.target, inScope, input.spec.contentTypes ?? CONTENT_TYPES) &&
@@ -510,6 +509,17 @@ async function followStub(
     const hop = admitted ? [{ url: stub.target, origin: originOf(stub.target), depth: input.depth }] : [];
     return claim(tx, input, hop, finalUrl);
   });
+  // A known page that became a stub no longer serves what its row holds: it leaves search as a page
+  // that now redirects does, and comes back when it answers with content again. Left alone, its old
+  // text stayed searchable for good.
+  const known = await loadKnownPage(db, finalUrl);
+  const moved = options.reportsAskedPage === true && finalUrl !== input.url;
+  const visit = known
+    ? await trackGone(db, input.crawlId, known, fetched.status, {
+        reason: `${stub.via}-stub`,
+        countedBy: moved ? null : input.url,
+      })
+    : {};
   return {
     outcome: 'ok',
     status: fetched.status,
@@ -518,6 +528,7 @@ async function followStub(
     linksStored: 0,
     discovered: discovered.filter((found) => found.url !== finalUrl),
     ...(spilled > 0 ? { spilled } : {}),
+    ...visit,
   };
 }
 

@@ -4,6 +4,11 @@
  * 'near'): the copy keeps no chunks, so it never appears in search. Candidates come from the four
  * 16-bit band indexes (db/migrations/008_recrawl.sql), never from a scan of all pages.
  *
+ * A candidate with the very same body makes the page an `exact` copy, not a near one: the fetch's
+ * exact check misses two pages that change to one body in the same crawl when the first one stored
+ * is not indexed yet (a former copy, a page whose workflow is pending), or when the two are stored
+ * at once by fetches on two origins. Both then reach this step.
+ *
  * The change feed hears of it in the same transaction: `duplicate` when a page is marked, `changed`
  * when a near copy stops being one (it is indexed again), both under the crawl that stored the page.
  */
@@ -43,8 +48,10 @@ export async function settleNearDuplicate(
   await tx.query('SELECT pg_advisory_xact_lock(8008001)');
   const [b0, b1, b2, b3] = simhashBands(fingerprint);
   // The expressions match the band indexes exactly, so each OR arm is an index probe.
-  const candidates = await tx.query<{ id: string; simhash: string }>(
-    `SELECT id::text, simhash::text FROM pages
+  const candidates = await tx.query<{ id: string; simhash: string; same_body: boolean }>(
+    `SELECT id::text, simhash::text,
+            content_hash = (SELECT content_hash FROM pages WHERE id = $1) AS same_body
+       FROM pages
       WHERE simhash IS NOT NULL
         AND (((simhash >> 48) & 65535) = $2 OR ((simhash >> 32) & 65535) = $3
              OR ((simhash >> 16) & 65535) = $4 OR (simhash & 65535) = $5)
@@ -52,14 +59,20 @@ export async function settleNearDuplicate(
       ORDER BY id`,
     [pageId, b0, b1, b2, b3],
   );
-  const original = candidates.rows.find(
-    (row) => hammingDistance(simhashFromSigned(row.simhash), fingerprint) <= NEAR_DUPLICATE_BITS,
-  );
+  const original =
+    candidates.rows.find((row) => row.same_body) ??
+    candidates.rows.find(
+      (row) => hammingDistance(simhashFromSigned(row.simhash), fingerprint) <= NEAR_DUPLICATE_BITS,
+    );
   if (original) {
     await tx.query('DELETE FROM chunks WHERE page_id = $1', [pageId]);
     await tx.query(
-      `UPDATE pages SET simhash = $2, duplicate_of = $3, duplicate_kind = 'near', indexed_at = NULL WHERE id = $1`,
-      [pageId, simhashToSigned(fingerprint), original.id],
+      // An exact copy keeps no extraction, as one filed when stored (recrawl-visits.ts): released or
+      // no longer a copy, it is extracted again rather than skipped as already done.
+      `UPDATE pages SET simhash = $2, duplicate_of = $3, duplicate_kind = $4, indexed_at = NULL,
+              extracted_hash = CASE WHEN $4 = 'exact' THEN NULL ELSE extracted_hash END
+        WHERE id = $1`,
+      [pageId, simhashToSigned(fingerprint), original.id, original.same_body ? 'exact' : 'near'],
     );
     await appendChangeEvent(tx, { kind: 'duplicate', pageId });
     return Number(original.id);

@@ -6,6 +6,10 @@
  * the crawl before it, the copy's content was searchable nowhere. At the crawl's end such copies are
  * released: their duplicate marks cleared, a `changed` event each in the feed, and their page ids
  * handed back for the crawl workflow to index (workflows/crawl-effects.ts).
+ *
+ * Exact and near copies likewise, once their original left search (a 404, a redirect, noindex):
+ * a copy is re-examined on every 200, but one that answers 304, or was revisited before its original
+ * went, stayed the copy of a tombstone, its content searchable nowhere.
  */
 
 import { appendChangeEvents } from '../db/change-events';
@@ -29,13 +33,21 @@ export async function releaseOrphanCopies(
     const { rows } = await tx.query<{ id: string; origin: string }>(
       `WITH orphans AS (
          SELECT p.id FROM pages p
-          WHERE p.duplicate_kind = 'canonical' AND p.removed_at IS NULL AND NOT p.noindex
+          WHERE p.duplicate_kind IS NOT NULL AND p.removed_at IS NULL AND NOT p.noindex
             AND (p.crawl_id = $1 OR EXISTS (SELECT 1 FROM page_changes pc WHERE pc.crawl_id = $1 AND pc.page_id = p.id))
-            AND NOT EXISTS (SELECT 1 FROM pages c
-                             WHERE c.url = p.canonical_url AND c.id <> p.id AND c.removed_at IS NULL
-                               AND NOT c.noindex AND c.duplicate_kind IS DISTINCT FROM 'canonical')
+            AND CASE WHEN p.duplicate_kind = 'canonical'
+                  THEN NOT EXISTS (SELECT 1 FROM pages c
+                                    WHERE c.url = p.canonical_url AND c.id <> p.id AND c.removed_at IS NULL
+                                      AND NOT c.noindex AND c.duplicate_kind IS DISTINCT FROM 'canonical')
+                  -- An exact or near copy's original is a live page that is no copy itself.
+                  ELSE NOT EXISTS (SELECT 1 FROM pages o
+                                    WHERE o.id = p.duplicate_of AND o.removed_at IS NULL AND NOT o.noindex
+                                      AND o.duplicate_kind IS NULL)
+                END
           ORDER BY p.id LIMIT $2)
-       UPDATE pages p SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL
+       -- The extraction goes too: a near copy kept its own, and page-content skips a page whose
+       -- extraction matches its body, so a released copy would be counted and never chunked.
+       UPDATE pages p SET duplicate_of = NULL, duplicate_kind = NULL, canonical_url = NULL, extracted_hash = NULL
          FROM orphans o WHERE p.id = o.id
        RETURNING p.id::text, p.origin`,
       [crawlId, MAX_RELEASED],

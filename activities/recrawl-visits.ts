@@ -5,6 +5,9 @@
  *
  * Idempotent across activity retries: a visit is recorded in `page_changes` once per crawl and
  * page (the first attempt's verdict wins), and the page's revisit arithmetic runs only with it.
+ * The row names the fetch that reports its verdict (`counted_by`, the URL the fetch asked for): a
+ * retry of that fetch reports it again, any other fetch reaching the page (a redirect alias, the
+ * page's own URL after an alias) reports none, so the crawl summary counts each row once.
  *
  * The change feed (`change_events`, db/change-events.ts) gets its events here, in the same
  * transaction: `new`, `changed` or `removed` with the visit's first recording, and `duplicate` when
@@ -107,11 +110,22 @@ export async function trackStoredVisit(
   crawlId: string,
   page: { id: number; contentHash: string; noindex: boolean; canonicalUrl?: string },
   previous: KnownPage | undefined,
+  /**
+   * The URL the fetch asked for, or null when the fetch reports another page's verdict (a moved
+   * page's). @default the page's own URL
+   */
+  countedBy?: string | null,
 ): Promise<VisitFields> {
   const events: ChangeRecord[] = [];
-  const visit = await classifyStoredVisit(tx, crawlId, page, previous, events);
+  const { counted, ...visit } = await classifyStoredVisit(tx, crawlId, page, previous, events, countedBy);
   await appendChangeEvents(tx, events);
-  return visit;
+  return counted ? visit : withoutVerdict(visit);
+}
+
+/** A visit whose verdict another fetch of the crawl reports: nothing of it is counted here. */
+function withoutVerdict(visit: VisitFields): VisitFields {
+  const { change: _change, duplicate: _duplicate, indexed: _indexed, ...rest } = visit;
+  return rest;
 }
 
 /** trackStoredVisit's work; the feed events it decides on are added to `events`, not appended. */
@@ -121,7 +135,8 @@ async function classifyStoredVisit(
   page: { id: number; contentHash: string; noindex: boolean; canonicalUrl?: string },
   previous: KnownPage | undefined,
   events: ChangeRecord[],
-): Promise<VisitFields> {
+  countedBy: string | null | undefined,
+): Promise<VisitFields & { counted: boolean }> {
   const wasLive = previous !== undefined && !previous.removed && !previous.noindex;
   const sameBody = previous?.contentHash === page.contentHash;
   let change: PageChange;
@@ -131,12 +146,13 @@ async function classifyStoredVisit(
   else change = sameBody ? 'unchanged' : 'changed';
 
   const event = page.noindex ? (change === 'removed' ? change : undefined) : feedEvent(change);
-  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous, events, event);
-  if (recorded !== change) return { change: recorded, current: false };
+  const recorded = await recordChange(tx, crawlId, page.id, change, 200, previous, events, countedBy, event);
+  const { counted } = recorded;
+  if (recorded.change !== change) return { change: recorded.change, current: false, counted };
 
   if (page.noindex) {
     if (wasLive) await tombstone(tx, page.id, 'noindex');
-    return { change, current: true };
+    return { change, current: true, counted };
   }
   // Only a tombstone comes back to life: for every other page the update changed nothing and cost a
   // round trip and a dead row version per stored page (the embedded store has no autovacuum).
@@ -151,7 +167,7 @@ async function classifyStoredVisit(
     if (found) events.push({ kind: 'duplicate', pageId: page.id, crawlId });
     // pagesDuplicate counts this crawl's findings (its feed's `duplicate` events), as pagesNew and
     // pagesChanged do: a known copy that is unchanged is an unchanged page, not a copy found again.
-    return { change, current: true, ...(found ? { duplicate: true } : {}) };
+    return { change, current: true, counted, ...(found ? { duplicate: true } : {}) };
   }
   if (
     change === 'unchanged' &&
@@ -172,6 +188,7 @@ async function classifyStoredVisit(
   return {
     change,
     current,
+    counted,
     ...(current && !failed && previous?.indexed ? { indexed: true } : {}),
   };
 }
@@ -192,7 +209,8 @@ export async function trackNotModified(
   return db.transaction(async (tx) => {
     await tx.query('UPDATE pages SET fetched_at = now() WHERE id = $1', [known.id]);
     // A retried attempt whose first one stored the page gets 304 for it: report that visit's verdict.
-    const change = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known, []);
+    const recorded = await recordChange(tx, crawlId, known.id, 'unchanged', 304, known, [], known.url);
+    const { change } = recorded;
     const extracted = known.extractedHash === known.contentHash;
     const duplicate = known.duplicateKind !== null;
     // The body's analysis failed for good: it would fail again, at the cost of another deadline.
@@ -204,7 +222,7 @@ export async function trackNotModified(
       (duplicate
         ? known.duplicateKind !== 'near' || extracted
         : extracted && known.indexed && known.summarized);
-    return {
+    const visit = {
       change,
       current,
       // A 304 finds no copy: a known one was counted when found. Only a retry reporting its first
@@ -212,15 +230,28 @@ export async function trackNotModified(
       ...(duplicate && change !== 'unchanged' ? { duplicate: true } : {}),
       ...(current && !failed && known.indexed && !duplicate && !known.noindex ? { indexed: true } : {}),
     };
+    return recorded.counted ? visit : withoutVerdict(visit);
   });
 }
 
-/** A known page answering 404 or 410 leaves search and the live link graph; its row stays. */
+/**
+ * A known page answering 404 or 410, or no longer serving its content (it redirects elsewhere, or
+ * is now a redirect stub), leaves search and the live link graph; its row stays.
+ */
 export async function trackGone(
   db: Database,
   crawlId: string,
   known: KnownPage,
   status: number,
+  {
+    reason = `http-${status}`,
+    countedBy = known.url,
+  }: {
+    /** The tombstone's `removed_reason`. @default `http-<status>` */
+    reason?: string;
+    /** As trackStoredVisit's. @default the page's own URL */
+    countedBy?: string | null;
+  } = {},
 ): Promise<VisitFields> {
   return db.transaction(async (tx) => {
     const change: PageChange = known.removed ? 'unchanged' : 'removed';
@@ -233,14 +264,16 @@ export async function trackGone(
       status,
       known,
       events,
-      feedEvent(change),
+      countedBy,
+      // A noindex page was never announced in the feed (no `new`), so its end is not announced either.
+      known.noindex ? undefined : feedEvent(change),
     );
-    if (recorded === change && !known.removed) {
-      await tombstone(tx, known.id, `http-${status}`);
+    if (recorded.change === change && !known.removed) {
+      await tombstone(tx, known.id, reason);
       await tx.query('DELETE FROM links WHERE from_page_id = $1', [known.id]);
     }
     await appendChangeEvents(tx, events);
-    return { change: recorded, current: true };
+    return recorded.counted ? { change: recorded.change, current: true } : { current: true };
   });
 }
 
@@ -252,7 +285,10 @@ function feedEvent(change: PageChange): Exclude<PageChange, 'unchanged'> | undef
 /**
  * Records the visit once per crawl and page and, with it, the page's revisit interval, next visit
  * and last change, and adds the change feed's `event` to `events` for the caller to append last.
- * Returns the change recorded (an earlier attempt's, on a retry).
+ * Returns the change recorded (an earlier visit's, when one was recorded) and whether this fetch
+ * (`countedBy`) reports it: the fetch that recorded it, or the first to reach a visit recorded
+ * uncounted. Decided here, in the visit's transaction: a check before the fetch could neither tell
+ * a retry from another fetch nor see a visit committed meanwhile.
  */
 async function recordChange(
   tx: Queryable,
@@ -262,31 +298,53 @@ async function recordChange(
   status: number,
   previous: KnownPage | undefined,
   events: ChangeRecord[],
+  /** The fetch's URL; undefined: the page's own. */
+  countedBy: string | null | undefined,
   event?: Exclude<PageChange, 'unchanged'>,
-): Promise<PageChange> {
+): Promise<{ change: PageChange; counted: boolean }> {
   // The visit's record and the page's next-visit arithmetic in one round trip; the UPDATE runs only
   // for the row the INSERT really added, so a retried attempt's visit changes nothing.
   const intervalMs = nextRevisitIntervalMs(previous?.revisitIntervalMs, change);
   const recorded = await tx.query(
     `WITH visit AS (
-       INSERT INTO page_changes (crawl_id, page_id, url, change, status)
-       SELECT $1, id, url, $3, $4 FROM pages WHERE id = $2
+       INSERT INTO page_changes (crawl_id, page_id, url, change, status, counted_by)
+       SELECT $1, id, url, $3, $4, CASE WHEN $8 THEN url ELSE $7 END FROM pages WHERE id = $2
        ON CONFLICT (crawl_id, page_id) DO NOTHING
        RETURNING page_id)
      UPDATE pages SET revisit_interval_ms = $5, next_visit_at = now() + $5::bigint * interval '1 millisecond',
             last_changed_at = CASE WHEN $6 THEN now() ELSE last_changed_at END
       WHERE id = (SELECT page_id FROM visit)`,
-    [crawlId, pageId, change, status, intervalMs, change !== 'unchanged'],
+    [
+      crawlId,
+      pageId,
+      change,
+      status,
+      intervalMs,
+      change !== 'unchanged',
+      countedBy ?? null,
+      countedBy === undefined,
+    ],
   );
   if (recorded.rowCount === 0) {
-    const earlier = await tx.query<{ change: PageChange }>(
-      'SELECT change FROM page_changes WHERE crawl_id = $1 AND page_id = $2',
-      [crawlId, pageId],
+    // Claims a visit recorded uncounted, or reads who counts it, in one round trip.
+    const earlier = await tx.query<{ change: PageChange; counted: boolean }>(
+      `WITH asker AS (SELECT CASE WHEN $4 THEN url ELSE $3 END AS url FROM pages WHERE id = $2),
+       claimed AS (
+         UPDATE page_changes SET counted_by = (SELECT url FROM asker)
+          WHERE crawl_id = $1 AND page_id = $2 AND counted_by IS NULL AND (SELECT url FROM asker) IS NOT NULL
+          RETURNING change)
+       SELECT change, true AS counted FROM claimed
+       UNION ALL
+       SELECT change, counted_by IS NOT DISTINCT FROM (SELECT url FROM asker) AND counted_by IS NOT NULL
+         FROM page_changes
+        WHERE crawl_id = $1 AND page_id = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+      [crawlId, pageId, countedBy ?? null, countedBy === undefined],
     );
-    return earlier.rows[0]?.change ?? change;
+    const row = earlier.rows[0];
+    return row ? { change: row.change, counted: row.counted } : { change, counted: false };
   }
   if (event) events.push({ kind: event, pageId, crawlId });
-  return change;
+  return { change, counted: countedBy !== null };
 }
 
 /** sha256 of zero bytes: the content hash of an empty body. */

@@ -131,6 +131,20 @@ describe('visits', () => {
     expect((await loadKnownPage(db, `${ORIGIN}/b`))?.removed).toBe(true);
   });
 
+  it('announces no removal of a noindex page, which the feed never announced', async () => {
+    expect((await visit('c20', '/hidden', 'hh', true)).change).toBe('new');
+    // As the fetch stores it: the row says noindex.
+    await db.query('UPDATE pages SET noindex = true WHERE url = $1', [`${ORIGIN}/hidden`]);
+    const known = await loadKnownPage(db, `${ORIGIN}/hidden`);
+    if (!known) throw new Error('page /hidden not stored');
+    expect(await trackGone(db, 'c21', known, 404)).toEqual({ change: 'removed', current: true });
+    const { rows } = await db.query<{ kind: string; crawl_id: string }>(
+      `SELECT e.kind, e.crawl_id FROM change_events e JOIN pages p ON p.id = e.page_id WHERE p.url = $1`,
+      [`${ORIGIN}/hidden`],
+    );
+    expect(rows).toEqual([]);
+  });
+
   it('marks an exact copy of a live page as its duplicate, and lets it go when the original changes', async () => {
     const original = await page('/orig', 'same', { extracted_hash: 'same', indexed_at: new Date() });
     const copy = await visit('c8', '/copy', 'same');
