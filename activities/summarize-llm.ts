@@ -9,7 +9,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Database, SqlParam } from '../db/database';
 import { proseOf } from '../domain/key-phrases';
-import { applyTagPolicy, MAX_TAGS, MIN_TAGS, parseTagAnswer } from '../domain/tags';
+import { applyTagPolicy, MAX_TAGS, MIN_TAGS, parseTagAnswer, withDeclaredTags } from '../domain/tags';
 import { llmApiKeyFromEnv } from '../infra/llm-api-key';
 import { siteNamesOf } from './summarize-offline';
 
@@ -219,7 +219,7 @@ export function createLlmActivities(deps: { db: Database; llm: LlmConfig | undef
         return { valid: false, count: tags.length };
       }
       await record(input.pageId, page.extracted_hash, 'tags = $3::text[], tags_by = $4', [
-        tags.slice(0, MAX_TAGS),
+        withDeclaredTags(page.metadata?.tags, tags.slice(0, MAX_TAGS), siteNamesOf(page)),
         `llm:${config.model}`,
       ]);
       return { valid: true, count: tags.length };

@@ -24,7 +24,7 @@ import {
   proseSentences,
   shortlist,
 } from '../domain/key-phrases';
-import { applyTagPolicy, MAX_TAGS, MIN_TAGS, siteNameTags } from '../domain/tags';
+import { applyTagPolicy, MAX_TAGS, MIN_TAGS, siteNameTags, withDeclaredTags } from '../domain/tags';
 import type { VectorEmbedder } from '../embed/embedder';
 import { sharedEmbedderThread } from '../embed/embedder-thread';
 import { withHeartbeat } from './heartbeat';
@@ -140,10 +140,12 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
       // Heartbeats let Temporal retry a page whose worker died mid-summary within seconds instead of
       // waiting out the whole start-to-close timeout.
       const { markdown } = page;
+      const siteNames = siteNamesOf(page);
       const made = await withHeartbeat(() =>
-        summarizeText(embedder, pageVector, markdown, siteNamesOf(page), { chunks }),
+        summarizeText(embedder, pageVector, markdown, siteNames, { chunks }),
       );
       const summary = summaryOrDescription(made.summary, page.metadata);
+      const tags = withDeclaredTags(page.metadata?.tags, made.tags, siteNames);
       // Written only if the page still has the extraction it was read with (a re-extract wins).
       await deps.db.query(
         `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, summary, tags, error, created_at)
@@ -152,9 +154,9 @@ export function createSummarizeActivities(deps: SummarizeDeps) {
          ON CONFLICT (page_id) DO UPDATE SET source_hash = EXCLUDED.source_hash, summary_by = EXCLUDED.summary_by,
            tags_by = EXCLUDED.tags_by, summary = EXCLUDED.summary, tags = EXCLUDED.tags, error = NULL,
            created_at = now()`,
-        [input.pageId, page.extracted_hash, `extractive:${embedder.identity.name}`, summary, made.tags],
+        [input.pageId, page.extracted_hash, `extractive:${embedder.identity.name}`, summary, tags],
       );
-      return { summarized: true, tags: made.tags.length };
+      return { summarized: true, tags: tags.length };
     },
   };
 }

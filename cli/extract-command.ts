@@ -1,27 +1,24 @@
 /**
  * `gleaner extract <file-or-url> [--url U] [--format markdown|text|json]` and
  * `gleaner extract --manifest FILE.jsonl`: the extraction pipeline alone, no database, no Temporal.
- * Files ending in `.gz` are gunzipped; bytes are decoded like fetched bodies (BOM, `<meta>` charset,
- * else UTF-8). A URL argument is fetched once with `fetchPage` (SSRF guard, size and time limits).
+ * Files ending in `.gz` are gunzipped; PDF, DOCX, Markdown and text files go through the converters a
+ * crawl uses, HTML bytes are decoded like fetched bodies (BOM, `<meta>` charset, else UTF-8). A URL
+ * argument is fetched once with `fetchPage` (SSRF guard, size and time limits) and read as its
+ * response says (see `extract-source.ts`).
  * Manifest lines `{"id","file","url"}` become output lines `{"id","title","text","markdown","metadata"}`,
  * streamed in input order; relative `file` paths resolve against the manifest's folder. A manifest is a
- * batch: a line that cannot be extracted (bad JSON, no id, no file, unreadable or binary file) prints
- * `{"id","line","error"}` in its place and the rest go on; a summary goes to stderr, and the exit
- * status is 1 when any line failed.
+ * batch: a line that cannot be extracted (bad JSON, no id, no file, an unreadable, binary or
+ * unconvertible file) prints `{"id","line","error"}` in its place and the rest go on; a summary goes
+ * to stderr, and the exit status is 1 when any line failed.
  */
 import type { ReadStream, Stats } from 'node:fs';
-import { type FileHandle, open, readFile } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { gunzipSync } from 'node:zlib';
-import { decodeBody } from '../activities/http/charset';
-import { fetchPage } from '../activities/http/fetch-page';
-import { DEFAULT_USER_AGENT } from '../domain/crawl-spec';
-import { type ExtractedPage, extractPage } from '../extract';
-import { looksBinary } from '../extract/binary-content';
+import type { ExtractedPage } from '../extract';
 import { ManifestLinesFailedError, UsageError } from './errors';
-
 import type { ExtractFormat } from './extract-formats';
+import { type Extraction, extractFile, extractUrl } from './extract-source';
 
 export type { ExtractFormat };
 
@@ -44,14 +41,17 @@ export async function runExtractCommand(
   }
   if (input === undefined) throw new UsageError('missing <file-or-url> (or --manifest FILE.jsonl)');
   if (options.url !== undefined) checkUrl(options.url, '--url');
-  const { html, url } = /^https?:\/\//i.test(input)
-    ? await fetchHtml(input, options)
-    : { html: await readHtml(input, '<file>'), url: options.url };
-  const page = extractPage(html, url);
+  let page: Extraction;
+  if (/^https?:\/\//i.test(input)) {
+    checkUrl(input, 'URL');
+    page = await extractUrl(input, options);
+  } else {
+    page = await extractFile(input, '<file>', options.url);
+  }
   process.stdout.write(format(page, options.format ?? 'markdown'));
 }
 
-function format(page: ExtractedPage, kind: ExtractFormat): string {
+function format(page: Extraction, kind: ExtractFormat): string {
   switch (kind) {
     case 'json':
       return `${JSON.stringify(page)}\n`;
@@ -144,8 +144,7 @@ async function extractLine(line: string, lineNumber: number, folder: string): Pr
   try {
     const entry = parseEntry(line);
     id = entry.id;
-    const html = await readHtml(path.resolve(folder, entry.file), 'file');
-    const page = extractPage(html, entry.url);
+    const page = await extractFile(path.resolve(folder, entry.file), 'file', entry.url);
     return { id, title: page.title, text: page.text, markdown: page.markdown, metadata: page.metadata };
   } catch (error) {
     if (error instanceof ManifestEntryError) id = error.id;
@@ -200,68 +199,6 @@ function parseEntry(line: string): ManifestEntry {
     throw new ManifestEntryError((error as Error).message, id);
   }
   return { id, file: entry.file, url: entry.url };
-}
-
-async function readHtml(file: string, what: string): Promise<string> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    throw new UsageError(
-      `cannot read ${what} ${file}: ${(error as { code?: string }).code ?? (error as Error).message}`,
-    );
-  }
-  if (file.endsWith('.gz')) {
-    try {
-      bytes = gunzipSync(bytes, { maxOutputLength: 64 * 1024 * 1024 });
-    } catch (error) {
-      throw new UsageError(`cannot gunzip ${file}: ${(error as Error).message}`);
-    }
-  }
-  const { text } = decodeBody(bytes);
-  // NULs mark even a short binary file (a PNG header); the crawl's own test catches random bytes.
-  if (hasNul(bytes) || looksBinary(text))
-    throw new UsageError(`${what} ${file} is not HTML (binary content)`);
-  return text;
-}
-
-/** NUL bytes in the first 8 KiB mark a binary file (an image, an archive); HTML in UTF-16 carries a BOM. */
-function hasNul(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 8192);
-  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) return false;
-  return head.includes(0);
-}
-
-async function fetchHtml(
-  url: string,
-  options: ExtractCommandOptions,
-): Promise<{ html: string; url: string }> {
-  checkUrl(url, 'URL');
-  const result = await fetchPage(url, {
-    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
-    allowHosts: options.allowHost ?? [],
-  });
-  switch (result.kind) {
-    case 'ok':
-      // As the crawl does: bytes served as text/html that are not text are no page to extract.
-      if (looksBinary(result.text))
-        throw new UsageError(`${url}: not HTML (binary content served as ${result.contentType})`);
-      return { html: result.text, url: options.url ?? result.finalUrl };
-    case 'http-error':
-      throw new UsageError(`${url}: HTTP ${result.status}`);
-    case 'blocked':
-      throw new UsageError(`${url}: blocked by the SSRF guard (${result.message}); see --allow-host`);
-    case 'network-error':
-      throw new UsageError(`${url}: ${result.code}: ${result.message}`);
-    case 'too-large':
-      throw new UsageError(`${url}: larger than ${result.limitBytes} bytes`);
-    case 'redirect-limit':
-      throw new UsageError(`${url}: redirect ${result.reason} at ${result.location}`);
-    case 'unsupported-content-type':
-      throw new UsageError(`${url}: not an HTML page`);
-    case 'not-modified':
-      throw new UsageError(`${url}: unexpected 304 Not Modified`);
-  }
 }
 
 function checkUrl(url: string, what: string): void {

@@ -161,9 +161,12 @@ program
 program
   .command('extract')
   .description(
-    'extract title, text, Markdown and metadata from one page or a manifest (no database, no Temporal)',
+    'extract title, text, Markdown and metadata from one page or document (HTML, PDF, DOCX, Markdown, text) or a manifest (no database, no Temporal)',
   )
-  .argument('[file-or-url]', 'an HTML file (.gz is gunzipped) or an http(s) URL to fetch')
+  .argument(
+    '[file-or-url]',
+    'an HTML, PDF, DOCX, Markdown (.md) or text (.txt) file (.gz is gunzipped), or an http(s) URL to fetch',
+  )
   .option('--url <url>', 'URL the page was served from (resolves links, canonical URL)')
   .addOption(new Option('--format <format>', 'output (default markdown)').choices(EXTRACT_FORMATS))
   .option('--manifest <file>', 'JSON lines of {"id","file","url"}; prints one JSON line per page')

@@ -5,6 +5,9 @@ import { UsageError } from './errors';
 
 export function integerOption(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
+    // `-1` is a whole number too: what it breaks is the floor, so that is what the message names.
+    if (/^-\d+$/.test(value.trim()))
+      throw new InvalidArgumentError(`${name} must be at least ${min}, got ${value.trim()}`);
     if (!/^\d+$/.test(value.trim()))
       throw new InvalidArgumentError(`${name} must be a whole number, got "${value}"`);
     const parsed = Number.parseInt(value, 10);

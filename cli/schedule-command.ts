@@ -293,6 +293,14 @@ async function runDescribe(id: string, options: { json?: boolean }): Promise<voi
   await withRuntime({}, async (runtime) => {
     const details = await describeCrawlSchedule(runtime.client, id);
     process.stdout.write(options.json ? `${JSON.stringify(details)}\n` : formatDetails(details));
+    // On the embedded default with no `gleaner dev`, no other process can be running workers (it would
+    // hold the store): a running crawl of the schedule fired while a short command had Temporal up.
+    const waiting = runtime.embedded.temporal && !runtime.embedded.attached ? details.runningCrawls : [];
+    for (const crawlId of waiting)
+      process.stderr.write(
+        `crawl ${crawlId} waits for a worker: \`gleaner resume ${crawlId}\` runs it now; ` +
+          'scheduled crawls run by themselves while `gleaner dev` runs\n',
+      );
   });
 }
 
@@ -328,6 +336,15 @@ async function runTrigger(id: string, options: TriggerOptions): Promise<void> {
     const started = await startCrawl(runtime.client, runtime.db, {
       scheduleId: id,
       ...(options.overlap ? { overlap: options.overlap } : {}),
+    }).catch((error: unknown) => {
+      // On the embedded default with no `gleaner dev`, the crawl in the way fired while no process ran
+      // workers (see runDescribe): it ends only when something runs it.
+      if (error instanceof TriggerSkipped && runtime.embedded.temporal && !runtime.embedded.attached) {
+        const waiting = error.runningCrawls.map((crawlId) => `\`gleaner resume ${crawlId}\``).join(' or ');
+        if (waiting)
+          throw new TriggerSkipped(`${error.message}; it waits for a worker: ${waiting} runs it now`);
+      }
+      throw error;
     });
     const ownsWorkers = Boolean(runtime.workers);
     const wait = options.wait === true || (ownsWorkers && !configured);

@@ -150,6 +150,20 @@ export function applyTagPolicy(
   return { tags, refused };
 }
 
+/**
+ * A page's tags: those its author declared (`metadata.tags`, from a document's front matter) first,
+ * then the ones gleaner made, under the same policy. An author's `tags: [ponds]` is what readers
+ * filter by; it must not be lost to the key phrases a summariser found.
+ */
+export function withDeclaredTags(
+  declared: unknown,
+  made: readonly string[],
+  siteNames: ReadonlySet<string> = new Set(),
+): string[] {
+  const own = Array.isArray(declared) ? declared.filter((tag): tag is string => typeof tag === 'string') : [];
+  return own.length === 0 ? [...made] : applyTagPolicy([...own, ...made], siteNames).tags;
+}
+
 /** Whether a stored tag list satisfies the policy (3-12 distinct valid tags). */
 export function isValidTagSet(tags: readonly string[], siteNames: ReadonlySet<string> = new Set()): boolean {
   if (tags.length < MIN_TAGS || tags.length > MAX_TAGS) return false;

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { unknownCrawlReason } from '../db/crawl-ids';
 import type { Database, SqlParam } from '../db/database';
 import { DEFAULT_DELAY_MS } from '../domain/politeness/gap';
+import { withDeclaredTags } from '../domain/tags';
 import { canonicalizeUrl } from '../domain/url';
 import { ASSET_INDEX_FILE, AssetStore } from './asset-store';
 import { chunksJsonl } from './chunks-jsonl-format';
@@ -308,7 +309,7 @@ function toPage(row: PageRow): ExportPage {
     metadata: row.metadata,
     markdown: row.markdown,
     summary: row.summary,
-    tags: row.tags ?? [],
+    tags: withDeclaredTags(row.metadata?.tags, row.tags ?? []),
     sourceType: row.source_type,
   };
 }

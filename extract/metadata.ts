@@ -14,6 +14,8 @@ export interface PageMetadata {
   language?: string;
   canonicalUrl?: string;
   siteName?: string;
+  /** Tags the author declared (a Markdown document's front matter `tags` or `keywords`), as written. */
+  tags?: string[];
   /** schema.org type or og:type, lower-cased (`article`, `product`, `techarticle`…); `webpage` when unknown. */
   contentType: string;
   wordCount: number;
@@ -61,7 +63,7 @@ export function extractMetadata(
     wordCount,
     readingTimeMinutes: readingTimeMinutes(wordCount),
   };
-  const fields: Omit<PageMetadata, 'contentType' | 'wordCount' | 'readingTimeMinutes'> = {
+  const fields: Omit<PageMetadata, 'contentType' | 'wordCount' | 'readingTimeMinutes' | 'tags'> = {
     title,
     description: pick(
       str(ld?.description),

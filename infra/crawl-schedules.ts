@@ -52,6 +52,13 @@ export class ScheduleExists extends Error {
 /** The trigger was dropped by the overlap policy: a crawl of this schedule is still running. */
 export class TriggerSkipped extends Error {
   override readonly name = 'TriggerSkipped';
+  constructor(
+    message: string,
+    /** Crawl ids of the schedule's running crawls that made the trigger overlap. */
+    readonly runningCrawls: readonly string[] = [],
+  ) {
+    super(message);
+  }
 }
 
 export type CreateScheduleRequest = ScheduleRequest<ScheduledCrawlSpec>;
@@ -261,6 +268,7 @@ export async function triggerCrawlSchedule(
         throw new TriggerSkipped(
           `trigger skipped by the schedule's overlap policy (${overlapName(overlap)}): crawl ${running.join(', ') || '(just finished)'} is still running; ` +
             'retry when it ends, or trigger with --overlap buffer-one to queue a crawl after it',
+          running,
         );
       }
     }

@@ -222,8 +222,11 @@ export async function openRuntime(options: RuntimeOptions = {}): Promise<Runtime
   }
 }
 
+/** Another gleaner process holds the embedded store and does not serve it (it is no `gleaner dev`). */
+export class StoreBusyError extends RuntimeError {}
+
 function busyStore(holder: LockInfo, home: string): RuntimeError {
-  return new RuntimeError(
+  return new StoreBusyError(
     `another gleaner process (pid ${holder.pid}) is using the embedded store in ${home}; ` +
       'wait for it to finish, or run `gleaner dev` once and let every command attach to it',
   );

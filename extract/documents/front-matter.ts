@@ -75,7 +75,21 @@ export function frontMatterMetadata(data: Record<string, unknown> | undefined): 
     modified: dateOf(text('lastmod', 'modified', 'updated', 'last_modified_at')),
     language: text('lang', 'language', 'locale'),
     canonicalUrl: text('canonical', 'canonical_url', 'canonicalURL'),
+    tags: tagsOf(data.tags, data.keywords),
   };
+}
+
+/** Declared tags, as Hugo, Jekyll and Docusaurus write them: a list, or one comma-separated string. */
+function tagsOf(...values: unknown[]): string[] | undefined {
+  const tags: string[] = [];
+  for (const value of values) {
+    const items = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [];
+    for (const item of items) {
+      const tag = typeof item === 'string' ? item.trim() : typeof item === 'number' ? String(item) : '';
+      if (tag !== '' && !tags.includes(tag)) tags.push(tag);
+    }
+  }
+  return tags.length > 0 ? tags : undefined;
 }
 
 function authorOf(value: unknown): string | undefined {

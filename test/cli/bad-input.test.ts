@@ -98,6 +98,15 @@ describe('bad input on the command line', () => {
     expect(result.stderr).toMatch(/--max-pages must be a whole number, got "lots"/);
   });
 
+  it('a negative number names the floor it is under, not "whole number"', async () => {
+    const result = await runGleaner(
+      ['schedule', 'create', site.url, '--every', '1d', '--max-pages', '-1'],
+      env,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--max-pages must be at least 1, got -1/);
+  });
+
   it('an unknown content type', async () => {
     const result = await runGleaner(['crawl', site.url, '--content-types', 'html,epub'], env);
     expect(result.code).toBe(2);

@@ -1,6 +1,14 @@
 /** The tag policy: normalisation to kebab-case, the deny-list, site names, and the 3-12 rule. */
 import { describe, expect, it } from 'vitest';
-import { applyTagPolicy, isValidTagSet, normalizeTag, parseTagAnswer, siteNameTags } from '../../domain/tags';
+import {
+  applyTagPolicy,
+  isValidTagSet,
+  normalizeTag,
+  parseTagAnswer,
+  siteNameTags,
+  withDeclaredTags,
+} from '../../domain/tags';
+import { frontMatterMetadata, splitFrontMatter } from '../../extract/documents/front-matter';
 
 describe('tag policy', () => {
   it('normalises to lower-case kebab-case without the #', () => {
@@ -48,5 +56,24 @@ describe('tag policy', () => {
     expect(parseTagAnswer('#a1 #b2 #c3')).toEqual(['a1', 'b2', 'c3']);
     expect(parseTagAnswer('```\n- one\n- two\n```')).toEqual(['- one', '- two']);
     expect(applyTagPolicy(parseTagAnswer('- one\n- two'), new Set()).tags).toEqual(['one', 'two']);
+  });
+
+  it("puts an author's front-matter tags first, in any shape static-site generators write them", () => {
+    const declared = (yaml: string) =>
+      frontMatterMetadata(splitFrontMatter(`---\n${yaml}\n---\n# T\n`).data).tags;
+    expect(declared('tags: [Ponds, wildlife]\nkeywords: garden pond, ponds')).toEqual([
+      'Ponds',
+      'wildlife',
+      'garden pond',
+      'ponds',
+    ]);
+    expect(declared('tags: seasons')).toEqual(['seasons']);
+    expect(declared('tags: []\ntitle: x')).toBeUndefined();
+    const made = ['frogs', 'ponds', 'winter'];
+    expect(
+      withDeclaredTags(declared('tags: [Ponds, Garden Pond, acme]'), made, siteNameTags(['acme.org'])),
+    ).toEqual(['ponds', 'garden-pond', 'frogs', 'winter']);
+    expect(withDeclaredTags(undefined, made)).toEqual(made);
+    expect(withDeclaredTags('not a list', made)).toEqual(made);
   });
 });

@@ -317,4 +317,22 @@ describe('a crawl of a site of documents', () => {
       expect(text.replace(/\s+/g, ' '), file).toContain(sentence.split(' ').slice(0, 6).join(' '));
     }
   });
+
+  it("keeps a Markdown document's front-matter tags: exported first and found by search --tag", async () => {
+    const out = path.join(work, 'export-tags');
+    const exported = await runGleaner(['export', '--out', out, '--crawl', 'documents'], {
+      DATABASE_URL: stack.postgres.url,
+    });
+    expect(exported.code, exported.stderr).toBe(0);
+    const text = readFileSync(path.join(out, `127.0.0.1_${site.port}`, 'docs/pond-care.md'), 'utf8');
+    const front = parse(/^---\n([\s\S]*?)\n---\n/.exec(text)?.[1] ?? '') as { tags: string[] };
+    // pond-care.md declares `tags: [ponds, wildlife, seasons]`; gleaner's own key phrases follow them.
+    expect(front.tags.slice(0, 3)).toEqual(['ponds', 'wildlife', 'seasons']);
+    const search = await runGleaner(['search', 'frogs and frost', '--tag', 'seasons', '--json'], {
+      DATABASE_URL: stack.postgres.url,
+    });
+    expect(search.code, search.stderr).toBe(0);
+    const hits = (JSON.parse(lastLine(search.stdout)) as { hits: Array<{ url: string }> }).hits;
+    expect(new Set(hits.map((hit) => new URL(hit.url).pathname))).toEqual(new Set([GOOD.markdown.path]));
+  });
 });
