@@ -71,6 +71,7 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   421: 'Misdirected Request',
   500: 'Internal Server Error',
@@ -158,6 +159,26 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) =>
     send(reply, request, 404, `no route ${request.method} ${request.url.split('?')[0]}`),
+  );
+}
+
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any route or hook runs (a path with a
+ * broken percent escape, a path parameter longer than any id). Left to Fastify, these answered in a
+ * shape of their own, without the request id, in its header or its body.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return send(reply, request, 414, 'a path parameter is longer than any id this API serves');
+  if (error.code === 'FST_ERR_BAD_URL')
+    return send(reply, request, 400, 'the path has a malformed percent-escape (%XX)');
+  request.log.error({ err: error }, 'request failed in routing');
+  return send(
+    reply,
+    request,
+    500,
+    `internal error; the server log has the details (request id ${request.id})`,
   );
 }
 

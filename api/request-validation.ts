@@ -65,3 +65,20 @@ function parameterWithNul(values: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A parameter a control route takes in its query string or in its JSON body (which it must send
+ * anyway): `{"origin": "…"}` in the body was ignored before, so a pause meant for one origin paused
+ * the whole crawl. Given in both places, the two must agree.
+ */
+export function queryOrBody<T>(
+  name: string,
+  fromQuery: T | undefined,
+  fromBody: T | undefined,
+): T | undefined {
+  if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody)
+    throw badRequest(
+      `"${name}" is given twice, differently, in the query string and in the body: give it once`,
+    );
+  return fromQuery ?? fromBody;
+}

@@ -13,7 +13,7 @@ import { type Logger, logger as rootLogger } from '../infra/logger';
 import { MetricsScraper, observeApiRequest } from '../infra/metrics';
 import { installAuth } from './auth';
 import { installCrossSiteGuards } from './cross-site-guards';
-import { installErrorHandlers } from './errors';
+import { answerFrameworkError, installErrorHandlers } from './errors';
 import { installNulParameterGuard, requestValidation } from './request-validation';
 import { registerChangeRoutes } from './routes/change-routes';
 import { registerContextRoutes } from './routes/context-routes';
@@ -48,6 +48,11 @@ export interface ApiDeps {
   allowedHosts?: readonly string[];
   /** How long `/metrics` reuses the counts it read from the store and Temporal. @default 15000 */
   metricsMaxAgeMs?: number;
+  /**
+   * This process's own workers sign and deliver webhooks (the embedded default): a crawl or schedule
+   * with `notify` is refused while GLEANER_WEBHOOK_SECRET is unset here. @default false
+   */
+  deliversWebhooks?: boolean;
 }
 
 /** Token and openness from the environment: GLEANER_API_TOKEN, GLEANER_API_SEARCH_OPEN. */
@@ -91,6 +96,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     schemaController: requestValidation,
+    frameworkErrors: answerFrameworkError,
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -142,8 +148,9 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   registerPageRoutes(app, deps.db);
   registerGraphRoutes(app, deps.db);
   registerChangeRoutes(app, deps.db);
-  registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal });
-  registerScheduleRoutes(app, { db: deps.db, temporal: deps.temporal });
+  const deliversWebhooks = deps.deliversWebhooks ?? false;
+  registerCrawlRoutes(app, { db: deps.db, temporal: deps.temporal, deliversWebhooks });
+  registerScheduleRoutes(app, { db: deps.db, temporal: deps.temporal, deliversWebhooks });
   registerOpsRoutes(app, { db: deps.db, temporal: deps.temporal, metrics });
   registerMcpRoutes(app, {
     db: deps.db,

@@ -5,12 +5,14 @@
  * started through it must make progress.
  */
 
+import path from 'node:path';
 import { allowedHostsFromEnv, isLoopbackName } from '../api/cross-site-guards';
 import { DEFAULT_API_HOST, DEFAULT_API_PORT } from '../api/defaults';
 import { createSearchService } from '../api/search-service';
 import { apiAuthFromEnv, type RunningApi, startApiServer } from '../api/server';
+import { readLock } from '../db/pglite-database';
 import { QUEUE_KINDS } from '../domain/temporal-names';
-import { openRuntime, type Runtime } from '../infra/runtime';
+import { gleanerHome, openRuntime, type Runtime, RuntimeError } from '../infra/runtime';
 import { UsageError } from './errors';
 import { inProcessWorkers } from './local-workers';
 
@@ -34,6 +36,8 @@ export async function startRuntimeApi(runtime: Runtime, options: ApiCommandOptio
     db: runtime.db,
     temporal: async () => runtime.client,
     namespace: runtime.namespace,
+    // `gleaner api` and `gleaner dev` run workers for every queue, the crawl queue's deliveries included.
+    deliversWebhooks: runtime.workers !== undefined,
     // The model loads only when the first search by meaning needs it, on the process's one model
     // thread: the one the in-process embed workers use, so the API adds no second model, and a query
     // is never embedded on the thread that serves every request.
@@ -73,6 +77,28 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/** How often an API attached to another gleaner process checks that the process still serves. */
+const OWNER_CHECK_MS = 1_000;
+
+/**
+ * Resolves with the pid of the gleaner process this one attached to (`gleaner dev`, or a `gleaner
+ * api` running the stack) once it no longer serves the store: its socket and its Temporal went with
+ * it, and a restarted one listens on other ports. Before, the attached API answered 503 for good.
+ */
+function attachedOwnerStopped(): { stopped: Promise<number>; cancel(): void } | undefined {
+  const lockFile = path.join(gleanerHome(), 'pgdata.lock');
+  const owner = readLock(lockFile);
+  if (!owner) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<number>((resolve) => {
+    timer = setInterval(() => {
+      const holder = readLock(lockFile);
+      if (holder?.pid !== owner.pid || !holder.serving) resolve(owner.pid);
+    }, OWNER_CHECK_MS);
+  });
+  return { stopped, cancel: () => clearInterval(timer) };
+}
+
 export async function runApiCommand(options: ApiCommandOptions): Promise<void> {
   const embeddedTemporal = !process.env.TEMPORAL_ADDRESS;
   const runtime = await openRuntime({
@@ -94,7 +120,18 @@ export async function runApiCommand(options: ApiCommandOptions): Promise<void> {
         '',
       ].join('\n'),
     );
-    await Promise.race([untilSignal(), ...(runtime.workers ? [runtime.workers.done] : [])]);
+    const owner = runtime.embedded.attached ? attachedOwnerStopped() : undefined;
+    const ended = await Promise.race([
+      untilSignal(),
+      ...(runtime.workers ? [runtime.workers.done] : []),
+      ...(owner ? [owner.stopped] : []),
+    ]).finally(() => owner?.cancel());
+    if (typeof ended === 'number') {
+      throw new RuntimeError(
+        `the gleaner process this API attached to (pid ${ended}) has stopped, and its store and Temporal ` +
+          'with it: start gleaner api again (it attaches to the next one, or runs the stack itself)',
+      );
+    }
   } finally {
     await api?.close();
     await runtime.close();

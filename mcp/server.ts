@@ -33,6 +33,10 @@ export const MAX_PAGE_CHARS = 100_000;
 /** Search parameters by the tools' argument names, for error messages. */
 const TOOL_ARGUMENTS: Readonly<Record<string, string>> = { pathPrefix: 'prefix', crawlId: 'crawl' };
 
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
 export function createMcpServer(deps: McpDeps): McpServer {
   const server = new McpServer(
     { name: 'gleaner', version: deps.version ?? '0.1.0' },
@@ -147,7 +151,11 @@ export function createMcpServer(deps: McpDeps): McpServer {
           `offset ${offset} is past the end of ${page.url}, whose Markdown has ${markdown.length} characters`,
         );
       }
-      const end = Math.min(markdown.length, offset + maxChars);
+      let end = Math.min(markdown.length, offset + maxChars);
+      // Never between the halves of a surrogate pair (an emoji, a CJK extension character): cut
+      // there, each part carried a lone half, which a client decoding it as UTF-8 cannot read.
+      if (end < markdown.length && end > offset + 1 && isHighSurrogate(markdown.charCodeAt(end - 1)))
+        end -= 1;
       const nextOffset = end < markdown.length ? end : null;
       const part = markdown.slice(offset, end);
       const { markdown: _whole, removedAt: _r, removedReason: _rr, ...metadata } = page;
@@ -209,7 +217,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
         'List what the corpus holds: each origin (scheme://host:port) with its page count and last fetch time, and ' +
         'the newest crawls with their status, seeds, page counts and start and finish times. Use an origin as ' +
         "search's `domain`, a crawl id as search's `crawl` or crawl_status's `crawlId`.",
-      inputSchema: {},
+      // Strict like the others: `{"domain": "…"}` listed every source and said nothing.
+      inputSchema: strictArguments({}),
     },
     async () => {
       const sources = await listSources(deps.db);

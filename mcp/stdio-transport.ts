@@ -25,14 +25,26 @@ const NEWLINE = 0x0a;
 
 export class JsonRpcStdioServerTransport extends StdioServerTransport {
   private readonly input: Readable;
+  private readonly output: Writable;
   private readonly lines: JsonRpcLines;
+  private closing = false;
   private readonly onInputError = (error: Error) => this.onerror?.(error);
+  /**
+   * The client closed its end of our stdout (EPIPE): nothing can reach it any more, so the session
+   * ends, as when it closes our stdin. Unheard, the error crashed `gleaner mcp` with a stack trace.
+   * Never taken off: a reply still in flight when the session ends fails the same way.
+   */
+  private readonly onOutputError = (error: Error) => {
+    this.onerror?.(error);
+    this.close().catch(() => {});
+  };
 
   constructor(input: Readable = process.stdin, output: Writable = process.stdout) {
     const lines = new JsonRpcLines(STDIO_DEFAULT_MAX_BUFFER_SIZE - 1);
     // The SDK reads whole lines only, one per chunk, so its own limit can never be the one hit.
     super(lines, output);
     this.input = input;
+    this.output = output;
     this.lines = lines;
     lines.onRefused = (error, reply) => {
       // Written to the output directly, in order with the SDK's own writes to it: send() takes only
@@ -51,10 +63,13 @@ export class JsonRpcStdioServerTransport extends StdioServerTransport {
     await super.start();
     // pipe() carries data and end, not errors.
     this.input.on('error', this.onInputError);
+    this.output.on('error', this.onOutputError);
     this.input.pipe(this.lines);
   }
 
   override async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
     this.input.unpipe(this.lines);
     this.input.off('error', this.onInputError);
     // As the SDK leaves stdin: paused unless someone else reads it, so the process can exit.

@@ -326,8 +326,12 @@ function nonEmpty(name: string, value: unknown): string {
   return value.trim();
 }
 
-/** A host name (`docs.example.com`, `127.0.0.1`, `[::1]`) or an origin (`https://host:port`). */
-function checkDomain(value: unknown): string {
+/**
+ * A host name (`docs.example.com`, `127.0.0.1`, `[::1]`), lower case, or an origin
+ * (`https://host:port`) as pages.origin holds it; a SearchParamsError naming `domain` otherwise.
+ * Also `GET /tags?domain=`, so the value a search takes narrows the tags too.
+ */
+export function checkDomain(value: unknown): string {
   const domain = nonEmpty('domain', value);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(domain)) {
     let url: URL;

@@ -15,10 +15,12 @@ import {
   InvalidCrawlSpecError,
 } from '../../domain/crawl-spec';
 import { crawlWorkflowId } from '../../domain/temporal-names';
+import { WEBHOOK_SECRET_ENV } from '../../domain/webhook-events';
 import { crawlWorkflowState } from '../../infra/crawl-workflow-state';
 import { CrawlIdTakenError, newCrawlId, startCrawl } from '../../infra/start-crawl';
 import { type ControlCommand, controlSignal } from '../../workflows/messages';
 import { ApiError, badRequest, notFound } from '../errors';
+import { queryOrBody } from '../request-validation';
 import { parseOrigin } from './graph-routes';
 import { route } from './route-options';
 
@@ -120,6 +122,20 @@ export function badRequestOfSpec(error: InvalidCrawlSpecError): ApiError {
   );
 }
 
+/**
+ * Refuses receivers this process would have to sign for without a key. When the API's own workers
+ * deliver webhooks (the embedded default) and GLEANER_WEBHOOK_SECRET is unset here, every delivery
+ * waits for a secret this process will never get: the crawl was accepted with 202 and the receiver
+ * heard nothing for three days. `gleaner crawl --notify` refuses the same case.
+ */
+export function refuseUnsignedNotify(notify: readonly string[], deliversWebhooks: boolean): void {
+  if (!deliversWebhooks || notify.length === 0 || process.env[WEBHOOK_SECRET_ENV]) return;
+  throw badRequest(
+    `body field "notify": set ${WEBHOOK_SECRET_ENV} where this API runs and restart it: its own workers ` +
+      'deliver the webhooks, which are always signed (HMAC-SHA256)',
+  );
+}
+
 /** The crawl spec a body asks for: the body is a crawl request in the spec's own names. */
 export function specFromBody(body: StartCrawlBody): CrawlSpec {
   try {
@@ -162,12 +178,28 @@ function toRecord(row: CrawlRow) {
   };
 }
 
+interface ControlParameters {
+  origin?: string;
+  reason?: string;
+}
+
+/** What pause, resume and cancel take, in the query string or the body. */
+const CONTROL_PARAMETERS = {
+  origin: { type: 'string', minLength: 1, description: 'only this origin (scheme://host:port)' },
+  reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'recorded with a cancel' },
+} as const;
+
 export interface CrawlRouteDeps {
   db: Database;
   temporal: () => Promise<Client>;
+  /** This process's workers deliver webhooks (refuseUnsignedNotify). @default false */
+  deliversWebhooks?: boolean;
 }
 
-export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: CrawlRouteDeps): void {
+export function registerCrawlRoutes(
+  app: FastifyInstance,
+  { db, temporal, deliversWebhooks = false }: CrawlRouteDeps,
+): void {
   const withTemporal = async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
     const client = await temporal();
     return client.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => fn(client));
@@ -200,6 +232,7 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
     }),
     async (request, reply) => {
       const spec = specFromBody(request.body);
+      refuseUnsignedNotify(spec.notify, deliversWebhooks);
       // A finished crawl's id is refused, never started again over its record.
       const { workflowId } = await withTemporal((client) =>
         startCrawl(client, db, { spec, resumeOpen: false }),
@@ -313,7 +346,8 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
 
   app.post<{
     Params: { id: string; action: ControlCommand['action'] };
-    Querystring: { origin?: string; reason?: string };
+    Querystring: ControlParameters;
+    Body: ControlParameters | null;
   }>(
     '/crawls/:id/:action',
     route({
@@ -325,13 +359,12 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
         required: ['id', 'action'],
         properties: { id: CRAWL_ID, action: { type: 'string', enum: ['pause', 'resume', 'cancel'] } },
       },
-      querystring: {
-        type: 'object',
+      querystring: { type: 'object', additionalProperties: false, properties: CONTROL_PARAMETERS },
+      body: {
+        type: ['object', 'null'],
         additionalProperties: false,
-        properties: {
-          origin: { type: 'string', minLength: 1, description: 'only this origin (scheme://host:port)' },
-          reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'recorded with a cancel' },
-        },
+        properties: CONTROL_PARAMETERS,
+        description: 'send {}; origin and reason may be given here instead of in the query string',
       },
       response: {
         202: {
@@ -347,11 +380,14 @@ export function registerCrawlRoutes(app: FastifyInstance, { db, temporal }: Craw
     }),
     async (request, reply) => {
       const { id, action } = request.params;
-      const origin = request.query.origin !== undefined ? parseOrigin(request.query.origin) : undefined;
+      const givenOrigin = queryOrBody('origin', request.query.origin, request.body?.origin);
+      const reason = queryOrBody('reason', request.query.reason, request.body?.reason);
+      const where = request.query.origin !== undefined ? 'query parameter "origin"' : 'body field "origin"';
+      const origin = givenOrigin !== undefined ? parseOrigin(givenOrigin, where) : undefined;
       const command: ControlCommand = {
         action,
         ...(origin ? { origin } : {}),
-        ...(request.query.reason ? { reason: request.query.reason } : {}),
+        ...(reason ? { reason } : {}),
       };
       await withTemporal((client) =>
         client.workflow.getHandle(crawlWorkflowId(id)).signal(controlSignal, command),

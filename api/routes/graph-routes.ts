@@ -39,7 +39,10 @@ function decodeCursor(cursor: string): Cursor {
       value.length === 3 &&
       Number.isSafeInteger(value[0]) &&
       typeof value[1] === 'string' &&
-      typeof value[2] === 'string'
+      typeof value[2] === 'string' &&
+      // No stored URL or anchor holds one, and the database refuses the character (a 500 before).
+      !value[1].includes('\u0000') &&
+      !value[2].includes('\u0000')
     ) {
       return value as Cursor;
     }
@@ -48,14 +51,13 @@ function decodeCursor(cursor: string): Cursor {
 }
 
 /** `scheme://host[:port]` exactly as pages.origin stores it, or a 400 naming the parameter. */
-export function parseOrigin(input: string): string {
+export function parseOrigin(input: string, parameter = 'query parameter "origin"'): string {
   const canonical = canonicalizeUrl(input);
-  if (!canonical)
-    throw badRequest(`query parameter "origin" is not an http(s) origin: ${JSON.stringify(input)}`);
+  if (!canonical) throw badRequest(`${parameter} is not an http(s) origin: ${JSON.stringify(input)}`);
   const url = new URL(canonical);
   if (url.pathname !== '/' || url.search) {
     throw badRequest(
-      `query parameter "origin" must be scheme://host[:port] without a path or query, got ${JSON.stringify(input)}`,
+      `${parameter} must be scheme://host[:port] without a path or query, got ${JSON.stringify(input)}`,
     );
   }
   return url.origin;

@@ -102,6 +102,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
+      // Hijacked, the reply skips the onSend hook that sets it on every other response.
+      reply.raw.setHeader('x-request-id', request.id);
       reply.hijack();
       reply.raw.on('close', () => {
         void transport.close();
@@ -130,9 +132,13 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   }
 }
 
-/** The -32600 reply a body deserves; a batch with a bad member is refused whole, id null. */
+/**
+ * The -32600 reply a body deserves; a batch with a bad member is refused whole, id null, and so is an
+ * empty one (JSON-RPC 2.0 says so; the SDK answered 202 as if it had taken notifications).
+ */
 function invalidRequest(body: unknown): JsonRpcErrorReply | undefined {
   if (!Array.isArray(body)) return invalidRequestReply(body);
+  if (body.length === 0) return invalidRequestReply(body);
   const refused = body.map((message) => invalidRequestReply(message)).find((reply) => reply !== undefined);
   return refused && { ...refused, id: null };
 }

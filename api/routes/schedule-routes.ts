@@ -31,7 +31,13 @@ import {
 } from '../../infra/crawl-schedules';
 import { CrawlIdTakenError, startCrawl } from '../../infra/start-crawl';
 import { ApiError, badRequest, notFound } from '../errors';
-import { badRequestOfSpec, CRAWL_SPEC_PROPERTIES, type StartCrawlBody } from './crawl-routes';
+import { queryOrBody } from '../request-validation';
+import {
+  badRequestOfSpec,
+  CRAWL_SPEC_PROPERTIES,
+  refuseUnsignedNotify,
+  type StartCrawlBody,
+} from './crawl-routes';
 import { route } from './route-options';
 
 /** Bound on each Temporal call; a trigger waits for its crawl to exist, so it gets longer. */
@@ -110,7 +116,12 @@ function toApiError(error: unknown): never {
 
 export function registerScheduleRoutes(
   app: FastifyInstance,
-  deps: { db: Database; temporal: () => Promise<Client> },
+  deps: {
+    db: Database;
+    temporal: () => Promise<Client>;
+    /** This process's workers deliver webhooks (refuseUnsignedNotify). @default false */
+    deliversWebhooks?: boolean;
+  },
 ): void {
   const withTemporal = async <T>(
     fn: (client: Client) => Promise<T>,
@@ -164,6 +175,7 @@ export function registerScheduleRoutes(
       } catch (error) {
         toApiError(error);
       }
+      refuseUnsignedNotify(requestBody.crawl.notify, deps.deliversWebhooks ?? false);
       const details = await withTemporal(async (client) => {
         await createCrawlSchedule(client, requestBody);
         return describeCrawlSchedule(client, requestBody.scheduleId);
@@ -230,7 +242,11 @@ export function registerScheduleRoutes(
     );
   }
 
-  app.post<{ Params: { id: string }; Querystring: { overlap?: OverlapName } }>(
+  app.post<{
+    Params: { id: string };
+    Querystring: { overlap?: OverlapName };
+    Body: { overlap?: OverlapName } | null;
+  }>(
     '/schedules/:id/trigger',
     route({
       access: 'control',
@@ -241,6 +257,12 @@ export function registerScheduleRoutes(
         type: 'object',
         additionalProperties: false,
         properties: { overlap: { ...OVERLAP, description: "default: the schedule's policy" } },
+      },
+      body: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        properties: { overlap: { ...OVERLAP, description: "default: the schedule's policy" } },
+        description: 'send {}; overlap may be given here instead of in the query string',
       },
       response: {
         202: {
@@ -257,11 +279,12 @@ export function registerScheduleRoutes(
     }),
     async (request, reply) => {
       const { id } = request.params;
+      const overlap = queryOrBody('overlap', request.query.overlap, request.body?.overlap);
       const { crawlId, workflowId } = await withTemporal(
         (client) =>
           startCrawl(client, deps.db, {
             scheduleId: id,
-            ...(request.query.overlap ? { overlap: request.query.overlap } : {}),
+            ...(overlap ? { overlap } : {}),
             timeoutMs: TRIGGER_DEADLINE_MS - 2_000,
           }),
         TRIGGER_DEADLINE_MS,

@@ -167,9 +167,60 @@ describe('GET /changes: only cursors this store gave out', () => {
     }
   });
 
+  it('refuses a graph cursor that decodes to text holding a NUL character with 400, not a 500', async () => {
+    // The cursor is base64url JSON; the NUL is inside it, so the query-string guard cannot see it.
+    const cursor = Buffer.from(JSON.stringify([ids.live, '\u0000', ''])).toString('base64url');
+    const { status, body } = await get(`/graph?origin=${encodeURIComponent(ORIGIN)}&cursor=${cursor}`);
+    expect(status).toBe(400);
+    expect(body.message).toBe('query parameter "cursor" is not a cursor this API returned');
+  });
+
   it('refuses an empty cursor with 400', async () => {
     const { status, body } = await get('/changes?since=');
     expect(status).toBe(400);
     expect(body.message).toContain('query parameter "since": cursor is empty');
+  });
+});
+
+describe("the router's own refusals", () => {
+  it('answer in the API error shape with the request id, as every other error does', async () => {
+    for (const [url, status] of [
+      ['/pages/%ZZ', 400],
+      ['/crawls/%E0%A4%A', 400],
+      [`/crawls/${'a'.repeat(300)}`, 414],
+    ] as const) {
+      const response = await app.inject({ method: 'GET', url });
+      const body = response.json() as Record<string, unknown>;
+      expect(response.statusCode, url).toBe(status);
+      expect(body.statusCode, url).toBe(status);
+      expect(body.error, url).toBe(status === 414 ? 'URI Too Long' : 'Bad Request');
+      expect(body.requestId, url).toMatch(/\S/);
+      expect(response.headers['x-request-id'], url).toBe(body.requestId);
+      // The path is not echoed back (it can be kilobytes long).
+      expect(String(body.message).length, url).toBeLessThan(100);
+    }
+  });
+});
+
+describe('GET /tags?domain=: the domain as search takes it', () => {
+  it('narrows to a host or an origin, and refuses a value that names neither with 400', async () => {
+    await db.query(
+      `INSERT INTO page_summaries (page_id, source_hash, summary_by, tags_by, tags)
+       VALUES ($1, 'hash-live', 'test', 'test', '{bayes}') ON CONFLICT (page_id) DO NOTHING`,
+      [ids.live],
+    );
+    const tags = async (domain: string) => get(`/tags?domain=${encodeURIComponent(domain)}`);
+    const expected = [{ tag: 'bayes', pages: 1 }];
+    expect((await tags('127.0.0.1')).body.tags).toEqual(expected);
+    // Before, an origin (what list_sources and search show) matched nothing: an empty list.
+    expect((await tags(ORIGIN)).body.tags).toEqual(expected);
+    expect((await tags(`${ORIGIN.toUpperCase()}/`)).body.tags).toEqual(expected);
+    expect((await tags('http://127.0.0.1:10')).body.tags).toEqual([]);
+    expect((await tags('other.example')).body.tags).toEqual([]);
+    for (const bad of ['%%%', '127.0.0.1:9', 'http://127.0.0.1:9/docs/']) {
+      const { status, body } = await tags(bad);
+      expect(status, bad).toBe(400);
+      expect(body.message, bad).toMatch(/^query parameter "domain": domain /);
+    }
   });
 });

@@ -19,7 +19,8 @@ export const LONG_MARKDOWN = [
   '# Reference',
   ...Array.from(
     { length: 40 },
-    (_, i) => `Paragraph ${i + 1}: the acquisition function trades exploration against exploitation.`,
+    // An emoji (two UTF-16 units) in each: some part boundaries fall inside one.
+    (_, i) => `Paragraph ${i + 1}: the acquisition function trades exploration against exploitation 📈.`,
   ),
 ].join('\n\n');
 

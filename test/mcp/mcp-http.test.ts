@@ -125,6 +125,8 @@ describe('the API rules around /mcp', () => {
     const response = await post(INITIALIZE, { authorization: `Bearer ${TOKEN}` });
     expect(response.status).toBe(200);
     expect(response.headers.get('mcp-session-id')).toBeNull();
+    // Like every response of the API, for matching the server's log.
+    expect(response.headers.get('x-request-id')).toMatch(/\S/);
     const body = (await response.json()) as { result: { serverInfo: { name: string } } };
     expect(body.result.serverInfo.name).toBe('gleaner');
   });
@@ -161,6 +163,10 @@ describe('the API rules around /mcp', () => {
     };
     expect(reply).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
     expect(reply.error.message).toMatch(/^Invalid Request/);
+    // An empty batch is one too (JSON-RPC 2.0), as `[]` is on stdio: before, a 202 as if taken.
+    const empty = await post([], { authorization: `Bearer ${TOKEN}` });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
   });
 
   it('answers a tools/call whose params do not fit with Invalid params (-32602) naming the field', async () => {

@@ -3,7 +3,7 @@
  * what a real client's writes can look like (lines split across chunks, CRLF, blank lines) and the
  * lines that must get no reply. mcp-stdio.test.ts drives the same transport through `gleaner mcp`.
  */
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JsonRpcStdioServerTransport } from '../../mcp/stdio-transport';
@@ -83,5 +83,32 @@ describe('the stdio transport', () => {
     h.input.write(`${JSON.stringify(PING)}\n`);
     await h.settle();
     expect(h.messages).toEqual([]);
+  });
+
+  it('ends the session, without crashing, when the client has closed its end of stdout', async () => {
+    const input = new PassThrough();
+    // A pipe whose reader is gone: every write fails with EPIPE, emitted as the stream's 'error'.
+    const brokenPipe = new Writable({
+      write(_chunk, _encoding, done) {
+        done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const transport = new JsonRpcStdioServerTransport(input, brokenPipe);
+    open = transport;
+    const errors: Error[] = [];
+    let closes = 0;
+    transport.onerror = (error) => errors.push(error);
+    transport.onclose = () => {
+      closes++;
+    };
+    await transport.start();
+    void transport.send({ jsonrpc: '2.0', id: 1, result: {} });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closes).toBe(1);
+    expect(errors.map((error) => (error as NodeJS.ErrnoException).code)).toEqual(['EPIPE']);
+    // A reply still in flight when the session ended fails the same way, quietly.
+    void transport.send({ jsonrpc: '2.0', id: 2, result: {} });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closes).toBe(1);
   });
 });
