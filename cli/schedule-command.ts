@@ -289,13 +289,20 @@ async function runList(options: { json?: boolean }): Promise<void> {
   });
 }
 
+/**
+ * On the embedded default with no `gleaner dev`, no other process can be running workers (it would
+ * hold the store): a running crawl of a schedule fired while a short command had Temporal up, and
+ * waits for a worker.
+ */
+function runningCrawlsWaitForWorkers(runtime: Runtime): boolean {
+  return runtime.embedded.temporal && !runtime.embedded.attached;
+}
+
 async function runDescribe(id: string, options: { json?: boolean }): Promise<void> {
   await withRuntime({}, async (runtime) => {
     const details = await describeCrawlSchedule(runtime.client, id);
     process.stdout.write(options.json ? `${JSON.stringify(details)}\n` : formatDetails(details));
-    // On the embedded default with no `gleaner dev`, no other process can be running workers (it would
-    // hold the store): a running crawl of the schedule fired while a short command had Temporal up.
-    const waiting = runtime.embedded.temporal && !runtime.embedded.attached ? details.runningCrawls : [];
+    const waiting = runningCrawlsWaitForWorkers(runtime) ? details.runningCrawls : [];
     for (const crawlId of waiting)
       process.stderr.write(
         `crawl ${crawlId} waits for a worker: \`gleaner resume ${crawlId}\` runs it now; ` +
@@ -337,9 +344,8 @@ async function runTrigger(id: string, options: TriggerOptions): Promise<void> {
       scheduleId: id,
       ...(options.overlap ? { overlap: options.overlap } : {}),
     }).catch((error: unknown) => {
-      // On the embedded default with no `gleaner dev`, the crawl in the way fired while no process ran
-      // workers (see runDescribe): it ends only when something runs it.
-      if (error instanceof TriggerSkipped && runtime.embedded.temporal && !runtime.embedded.attached) {
+      // The crawl in the way fired while no process ran workers: it ends only when something runs it.
+      if (error instanceof TriggerSkipped && runningCrawlsWaitForWorkers(runtime)) {
         const waiting = error.runningCrawls.map((crawlId) => `\`gleaner resume ${crawlId}\``).join(' or ');
         if (waiting)
           throw new TriggerSkipped(`${error.message}; it waits for a worker: ${waiting} runs it now`);

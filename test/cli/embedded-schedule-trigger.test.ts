@@ -1,36 +1,17 @@
-/**
- * Schedules on the embedded default with no `gleaner dev` running (issue 31): `schedule create`
- * brings up the embedded Temporal on its on-disk state, creates the schedule, says when it fires
- * and stops; `schedule trigger --wait --json` runs the crawl right there (workers in process) and
- * prints the same summary as `gleaner crawl --wait --json`; the pages are in the store afterwards;
- * list, describe, pause, unpause and delete work the same way.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PgliteDatabase, readLock } from '../../db/pglite-database';
-import { addGeneratedPages } from '../../testbed/generated-site';
 import { runGleaner } from '../../testbed/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import { siteAndHomeForFile } from '../../testbed/site-and-home';
+import { isProtocolFile } from '../../testbed/site-server';
 import type { CrawlSummary } from '../../workflows/messages';
 
 const PAGES = 3;
-let site: SiteServer;
-let home: string;
-
-beforeAll(async () => {
-  site = await serveSite(undefined);
-  addGeneratedPages(site, PAGES);
-  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
-});
-afterAll(async () => {
-  await site?.close();
-  rmSync(home, { recursive: true, force: true });
-});
+const fixture = siteAndHomeForFile(PAGES);
 
 describe('gleaner schedule on the embedded default without `gleaner dev`', () => {
   it('creates a schedule, says when it fires, and trigger --wait runs the crawl here', async () => {
+    const { site, home } = fixture;
     const env = { GLEANER_HOME: home };
     const lockFile = path.join(home, 'pgdata.lock');
     const noProcessHoldsTheStore = () => expect(readLock(lockFile)).toBeUndefined();

@@ -1,34 +1,15 @@
-/**
- * Schedules on the embedded default, as the runbook says: with `gleaner dev` running, `gleaner
- * schedule create` attaches to it, the schedule fires on dev's embedded Temporal and its crawls run
- * on dev's workers; `trigger --wait --json` prints the crawl summary. Without `gleaner dev`:
- * test/cli/embedded-schedule-trigger.test.ts.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addGeneratedPages } from '../../testbed/generated-site';
+import { describe, expect, it } from 'vitest';
 import { runGleaner, spawnGleaner, waitFor } from '../../testbed/gleaner-process';
-import { isProtocolFile, type SiteServer, serveSite } from '../../testbed/site-server';
+import { siteAndHomeForFile } from '../../testbed/site-and-home';
+import { isProtocolFile } from '../../testbed/site-server';
 import type { CrawlSummary } from '../../workflows/messages';
 
 const PAGES = 3;
-let site: SiteServer;
-let home: string;
-
-beforeAll(async () => {
-  site = await serveSite(undefined);
-  addGeneratedPages(site, PAGES);
-  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-home-'));
-});
-afterAll(async () => {
-  await site?.close();
-  rmSync(home, { recursive: true, force: true });
-});
+const fixture = siteAndHomeForFile(PAGES);
 
 describe('gleaner schedule on the embedded default', () => {
   it('fires while `gleaner dev` runs, on its Temporal and workers', async () => {
+    const { site, home } = fixture;
     const env = { GLEANER_HOME: home };
     const dev = spawnGleaner(['dev', '--api-port', '0'], env);
     let devErr = '';

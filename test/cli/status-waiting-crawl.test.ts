@@ -7,29 +7,19 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../../db/migrate';
 import { PgliteDatabase } from '../../db/pglite-database';
-import { addGeneratedPages } from '../../testbed/generated-site';
 import { lastLine, runGleaner } from '../../testbed/gleaner-process';
-import { type SiteServer, serveSite } from '../../testbed/site-server';
+import { siteAndHomeForFile } from '../../testbed/site-and-home';
+import { serveSite } from '../../testbed/site-server';
 
 const PAGES = 2;
-let site: SiteServer;
-let home: string;
-
-beforeAll(async () => {
-  site = await serveSite(undefined);
-  addGeneratedPages(site, PAGES);
-  home = mkdtempSync(path.join(os.tmpdir(), 'gleaner-status-waiting-'));
-});
-afterAll(async () => {
-  await site?.close();
-  rmSync(home, { recursive: true, force: true });
-});
+const fixture = siteAndHomeForFile(PAGES, 'gleaner-status-waiting-');
 
 describe('gleaner status and schedule describe of a crawl no worker has run yet', () => {
   it('says it waits for a worker and how to run it, then reports it from the store once run', async () => {
+    const { site, home } = fixture;
     const env = { GLEANER_HOME: home };
     // A fresh home: no corpus and no Temporal state, and status makes neither.
     const fresh = await runGleaner(['status', 'nightly-1'], env);

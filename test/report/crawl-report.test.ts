@@ -2,38 +2,27 @@
  * A crawl's failures are the URLs whose last fetch in it failed: a 429 or 503 fetched again after its
  * Retry-After and stored is not one (it was listed as `http-429` beside the stored page).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import type { PgliteDatabase } from '../../db/pglite-database';
 import { failuresByReason } from '../../report/crawl-report';
+import { insertFetches } from '../../testbed/fetch-log';
+import { type LoopbackStore, openLoopbackStore } from '../../testbed/loopback-store';
 
 const ORIGIN = 'http://127.0.0.1:9';
+let store: LoopbackStore;
 let db: PgliteDatabase;
-let dir: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-crawl-report-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
+  store = await openLoopbackStore('gleaner-crawl-report-');
+  db = store.db;
 });
 
 afterAll(async () => {
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store?.close();
 });
 
-/** Fetch-log rows in the order given, as the crawl writes them. */
-async function fetched(crawlId: string, rows: Array<[path: string, outcome: string, status?: number]>) {
-  for (const [p, outcome, status] of rows) {
-    await db.query(
-      `INSERT INTO fetches (crawl_id, url, outcome, status, started_at) VALUES ($1, $2, $3, $4, now())`,
-      [crawlId, `${ORIGIN}${p}`, outcome, status ?? null],
-    );
-  }
-}
+const fetched = (crawlId: string, rows: Parameters<typeof insertFetches>[3]) =>
+  insertFetches(db, crawlId, ORIGIN, rows);
 
 describe('failuresByReason', () => {
   it('counts a URL by its last fetch in the crawl, not by any', async () => {

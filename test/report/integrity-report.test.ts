@@ -3,37 +3,27 @@
  * 304s, skipped bodies and a missing /sitemap.xml were listed there, and every fetch of a URL
  * counted once more (four recrawls of an unchanged site: `not-modified 304: 16`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../db/migrate';
-import { PgliteDatabase } from '../../db/pglite-database';
+import type { PgliteDatabase } from '../../db/pglite-database';
 import { integrityReport } from '../../report/integrity-report';
+import { insertFetches } from '../../testbed/fetch-log';
+import { type LoopbackStore, openLoopbackStore } from '../../testbed/loopback-store';
 
 const ORIGIN = 'http://127.0.0.1:9';
+let store: LoopbackStore;
 let db: PgliteDatabase;
-let dir: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'gleaner-integrity-report-'));
-  db = await PgliteDatabase.open({ dataDir: path.join(dir, 'pg'), socket: false });
-  await migrate(db);
+  store = await openLoopbackStore('gleaner-integrity-report-');
+  db = store.db;
 });
 
 afterAll(async () => {
-  await db?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await store?.close();
 });
 
-async function fetched(crawlId: string, rows: Array<[path: string, outcome: string, status?: number]>) {
-  for (const [p, outcome, status] of rows) {
-    await db.query(
-      `INSERT INTO fetches (crawl_id, url, outcome, status, started_at) VALUES ($1, $2, $3, $4, now())`,
-      [crawlId, `${ORIGIN}${p}`, outcome, status ?? null],
-    );
-  }
-}
+const fetched = (crawlId: string, rows: Parameters<typeof insertFetches>[3]) =>
+  insertFetches(db, crawlId, ORIGIN, rows);
 
 describe('integrityReport fetchProblems', () => {
   it('lists each URL once, by its last fetch, and never a success', async () => {
